@@ -1,0 +1,96 @@
+"""The project's exceptions: one base, subclasses that carry what went wrong and where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DuplicateToolError",
+    "InvalidToolNameError",
+    "ToolDefinitionError",
+    "ToolLoadError",
+    "ToolLoaderError",
+    "ToolNotFoundError",
+    "ToolSignatureError",
+]
+
+
+class ToolLoaderError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ToolDefinitionError(ToolLoaderError, ValueError):
+    """A tool is defined wrongly (bad name, bad metadata, missing ``execute``); raised at decoration time."""
+
+
+class ToolSignatureError(ToolDefinitionError, TypeError):
+    """A function's signature cannot become a tool (``*args``, an unserialisable annotation, ...).
+
+    Both a ``ValueError`` and a ``TypeError``, so either ``except`` clause catches it.
+    """
+
+    def __init__(self, message: str, *, function: str | None = None, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.function = function
+        self.parameter = parameter
+
+
+class InvalidToolNameError(ToolDefinitionError):
+    """A tool name outside ``^[A-Za-z0-9_-]{1,64}$``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Invalid tool name {name!r}: use 1 to 64 characters from letters, digits, '_' and '-'"
+        )
+        self.name = name
+
+
+class DuplicateToolError(ToolLoaderError, ValueError):
+    """A name is already registered (names differing only by '-' vs '_' count as the same)."""
+
+    def __init__(self, name: str, *, existing_name: str, existing_source: str | None = None) -> None:
+        owner = f" (from {existing_source})" if existing_source else ""
+        clash = "" if existing_name == name else f" as {existing_name!r}"
+        super().__init__(
+            f"Tool {name!r} is already registered{clash}{owner}; use replace() to swap it"
+        )
+        self.name = name
+        self.existing_name = existing_name
+        self.existing_source = existing_source
+
+
+class ToolNotFoundError(ToolLoaderError, KeyError):
+    """No tool of that name is registered."""
+
+    def __init__(self, name: str, available: tuple[str, ...] = ()) -> None:
+        super().__init__(name)
+        self.name = name
+        self.available = available
+
+    def __str__(self) -> str:
+        listing = ", ".join(self.available) if self.available else "none"
+        return f"Unknown tool: {self.name} (available: {listing})"
+
+
+class ToolLoadError(ToolLoaderError):
+    """A tool file could not be loaded; carries the file, the line and the original exception."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        message: str,
+        *,
+        line: int | None = None,
+        exc_type: str | None = None,
+        cause: BaseException | None = None,
+        details: Any = None,
+    ) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.exc_type = exc_type or (type(cause).__name__ if cause else "ToolLoadError")
+        self.message = message
+        self.cause = cause
+        self.details = details
+        where = f"{self.path}" + (f" line {line}" if line else "")
+        super().__init__(f"Tool file {where}: {self.exc_type}: {message}")

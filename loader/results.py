@@ -1,0 +1,69 @@
+"""Turning whatever a tool returns into a ``ToolResult``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from .types import ToolResult, ToolResultContent
+
+__all__ = ["error_result", "is_tool_result_like", "success_result", "to_tool_result"]
+
+
+def is_tool_result_like(value: Any) -> bool:
+    """Whether a dict has the shape of a ``ToolResult`` (status and content list)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("status") in ("success", "error")
+        and isinstance(value.get("content"), list)
+    )
+
+
+def error_result(tool_use_id: str, text: str, *, json_content: Any = None) -> ToolResult:
+    """An error result with a text block and, optionally, a json block an agent can act on."""
+    content: list[ToolResultContent] = [{"text": text}]
+    if json_content is not None:
+        content.append({"json": json_content})
+    return {"toolUseId": tool_use_id, "status": "error", "content": content}
+
+
+def success_result(tool_use_id: str, content: list[ToolResultContent]) -> ToolResult:
+    """A success result with the given content blocks."""
+    return {"toolUseId": tool_use_id, "status": "success", "content": content}
+
+
+def _jsonable(value: Any) -> tuple[bool, Any]:
+    """Convert to a JSON-compatible value if that can be done faithfully."""
+    if isinstance(value, BaseModel):
+        return True, value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, (dict, list, tuple, int, float, bool)) or value is None:
+        try:
+            return True, json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            return False, None
+    return False, None
+
+
+def to_tool_result(value: Any, tool_use_id: str) -> ToolResult:
+    """Map a tool's return value to a ``ToolResult``.
+
+    ``str`` becomes text; a dict shaped like a ``ToolResult`` passes through with
+    the right ``toolUseId``; models, dataclasses, dicts, lists and other
+    JSON-serialisable values become json content; anything else its ``str``.
+    """
+    if isinstance(value, str):
+        return success_result(tool_use_id, [{"text": value}])
+    if is_tool_result_like(value):
+        result = dict(value)
+        result["toolUseId"] = tool_use_id
+        return result  # type: ignore[return-value]
+    ok, data = _jsonable(value)
+    if ok:
+        return success_result(tool_use_id, [{"json": data}])
+    return success_result(tool_use_id, [{"text": str(value)}])

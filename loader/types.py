@@ -1,0 +1,318 @@
+"""The tool model, wire-compatible with Strands Agents and the Bedrock Converse API.
+
+Everything that crosses a boundary (a model, an MCP client, a Strands agent) is a
+plain dict with camelCase keys; the ``TypedDict`` classes below only describe
+those dicts. ``AgentTool`` is the abstract base every tool implements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Awaitable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "AgentTool",
+    "DocumentContent",
+    "ImageContent",
+    "JSONSchema",
+    "Tool",
+    "ToolChoice",
+    "ToolChoiceAny",
+    "ToolChoiceAuto",
+    "ToolChoiceTool",
+    "ToolConfig",
+    "ToolContext",
+    "ToolGenerator",
+    "ToolResult",
+    "ToolResultContent",
+    "ToolResultStatus",
+    "ToolSpec",
+    "ToolUse",
+    "new_tool_use_id",
+    "run_sync",
+]
+
+JSONSchema = dict[str, Any]
+"""A JSON Schema document as a plain dict."""
+
+
+class ToolSpec(TypedDict):
+    """What a model is told about a tool: its name, description and input schema.
+
+    ``inputSchema`` wraps the schema as ``{"json": schema}``, as Bedrock expects.
+    """
+
+    name: str
+    description: str
+    inputSchema: JSONSchema
+    outputSchema: NotRequired[JSONSchema]
+
+
+class Tool(TypedDict):
+    """A tool as it appears in a model request."""
+
+    toolSpec: ToolSpec
+
+
+class ToolUse(TypedDict):
+    """A model's request to run a tool."""
+
+    toolUseId: str
+    name: str
+    input: Any
+
+
+class ImageSource(TypedDict):
+    """Raw image bytes."""
+
+    bytes: bytes
+
+
+class ImageContent(TypedDict):
+    """An image in a tool result (``format`` is png, jpeg, gif or webp)."""
+
+    format: str
+    source: ImageSource
+
+
+class DocumentSource(TypedDict):
+    """Raw document bytes."""
+
+    bytes: bytes
+
+
+class DocumentContent(TypedDict, total=False):
+    """A document in a tool result (``format`` is pdf, csv, txt, md, ...)."""
+
+    format: str
+    name: str
+    source: DocumentSource
+
+
+class ToolResultContent(TypedDict, total=False):
+    """One block of a tool result: exactly one of the keys is set."""
+
+    text: str
+    json: Any
+    image: ImageContent
+    document: DocumentContent
+
+
+ToolResultStatus = Literal["success", "error"]
+"""Whether a tool call succeeded."""
+
+
+class ToolResult(TypedDict):
+    """The outcome of one tool call."""
+
+    toolUseId: str
+    status: ToolResultStatus
+    content: list[ToolResultContent]
+
+
+class ToolChoiceAuto(TypedDict):
+    """The model decides whether to call a tool."""
+
+
+class ToolChoiceAny(TypedDict):
+    """The model must call some tool."""
+
+
+class ToolChoiceTool(TypedDict):
+    """The model must call the named tool."""
+
+    name: str
+
+
+ToolChoice = (
+    dict[Literal["auto"], ToolChoiceAuto]
+    | dict[Literal["any"], ToolChoiceAny]
+    | dict[Literal["tool"], ToolChoiceTool]
+)
+"""How the model picks tools: ``{"auto": {}}``, ``{"any": {}}`` or ``{"tool": {"name": ...}}``."""
+
+
+class ToolConfig(TypedDict):
+    """The tools section of a model request."""
+
+    tools: list[Tool]
+    toolChoice: ToolChoice
+
+
+@dataclass
+class ToolContext:
+    """Framework data injected into tools that ask for it (``@tool(context=True)``).
+
+    Attributes:
+        tool_use: The request being served.
+        agent: The agent running the tool, or None outside an agent.
+        invocation_state: Caller-provided state passed along with the call.
+    """
+
+    tool_use: ToolUse
+    agent: Any = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+
+
+ToolGenerator = AsyncGenerator[Any, None]
+"""The events of one tool call; the last one is the ``ToolResult``."""
+
+def new_tool_use_id() -> str:
+    """A fresh id for a call made outside a model turn."""
+    return f"tooluse_{uuid.uuid4().hex[:20]}"
+
+
+def run_sync(factory: Any) -> Any:
+    """Run ``factory()`` (returning a coroutine) to completion from synchronous code.
+
+    Used by ``invoke`` conveniences: if no loop is running in this thread the
+    coroutine runs with ``asyncio.run``; otherwise in a short-lived worker thread
+    so the caller's loop is never re-entered.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(factory())
+        except BaseException as exc:  # handed back to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="tool-loader-invoke", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class AgentTool(ABC):
+    """The interface every tool implements; compatible with Strands' ``AgentTool``.
+
+    Subclasses provide ``tool_name``, ``tool_spec``, ``tool_type`` and ``stream``.
+    ``invoke``/``ainvoke`` are conveniences for callers that just want the
+    result; subclasses with a synchronous body override ``invoke`` so a call
+    needs no event loop at all.
+    """
+
+    _is_dynamic: bool
+
+    def __init__(self) -> None:
+        self._is_dynamic = False
+
+    @property
+    @abstractmethod
+    def tool_name(self) -> str:
+        """The unique name the model calls the tool by."""
+
+    @property
+    @abstractmethod
+    def tool_spec(self) -> ToolSpec:
+        """The specification sent to the model."""
+
+    @property
+    @abstractmethod
+    def tool_type(self) -> str:
+        """The kind of implementation: ``function``, ``class``, ``module``, ..."""
+
+    @property
+    def supports_hot_reload(self) -> bool:
+        """Whether the tool can be swapped for a new version while running."""
+        return False
+
+    @abstractmethod
+    def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
+        """Run the tool, yielding progress events and, last, the ``ToolResult``."""
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Whether the tool was loaded at runtime (by the directory loader)."""
+        return self._is_dynamic
+
+    def mark_dynamic(self) -> None:
+        """Mark the tool as loaded at runtime."""
+        self._is_dynamic = True
+
+    def get_display_properties(self) -> dict[str, str]:
+        """Properties shown in listings; subclasses add their own."""
+        return {"Name": self.tool_name, "Type": self.tool_type}
+
+    @property
+    def category(self) -> str | None:
+        """A grouping for listings and ``ToolRegistry.search``."""
+        return None
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """Free-form labels for listings and ``ToolRegistry.search``."""
+        return ()
+
+    def cleanup(self) -> None | Awaitable[None]:
+        """Release resources when the tool is unregistered, replaced or the registry closes."""
+        return None
+
+    async def ainvoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        """Run the tool and return its final result, discarding stream events."""
+        tool_use: ToolUse = {
+            "toolUseId": tool_use_id or new_tool_use_id(),
+            "name": self.tool_name,
+            "input": {} if input is None else input,
+        }
+        state = dict(invocation_state or {})
+        if agent is not None:
+            state.setdefault("agent", agent)
+        last: Any = None
+        async for event in self.stream(tool_use, state):
+            last = event
+        return _as_final_result(last, tool_use["toolUseId"])
+
+    def invoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        """Run the tool synchronously and return its final result.
+
+        This default drives ``stream`` on an event loop (see ``run_sync``);
+        tools with a synchronous body override it so a call needs no loop.
+        """
+
+        def factory() -> Coroutine[Any, Any, ToolResult]:
+            return self.ainvoke(input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent)
+
+        return run_sync(factory)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.tool_name!r} type={self.tool_type}>"
+
+
+def _as_final_result(event: Any, tool_use_id: str) -> ToolResult:
+    """The last stream event as a ``ToolResult`` (a tool that yielded nothing failed)."""
+    if isinstance(event, dict) and "status" in event and "content" in event:
+        return event  # type: ignore[return-value]
+    inner = getattr(event, "tool_result", None)  # Strands' ToolResultEvent
+    if isinstance(inner, dict):
+        return inner  # type: ignore[return-value]
+    return {
+        "toolUseId": tool_use_id,
+        "status": "error",
+        "content": [{"text": "Error: the tool finished without producing a result"}],
+    }
