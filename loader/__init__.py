@@ -1,5 +1,6 @@
 """Hot-reloading tool-directory loader for AI-agent tools."""
 
+from .decorator import tool
 from .errors import (
     DuplicateToolError,
     InvalidToolNameError,
@@ -44,4 +45,5 @@ __all__ = [
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
+    "tool",
 ]

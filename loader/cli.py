@@ -1,0 +1,64 @@
+"""The ``tool-loader`` command line: argparse for parsing, rich for every line of output."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Protocol, cast
+
+from .console.common import UsageError, stderr_console
+
+__all__ = ["build_parser", "main"]
+
+
+class _CommandModule(Protocol):
+    HELP: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+# command name -> module under loader.console; each module has HELP, add_arguments(parser), run(args) -> int
+COMMANDS: dict[str, str] = {
+    "serve": "loader.console.serve",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, one sub-command per entry of ``COMMANDS``."""
+    parser = argparse.ArgumentParser(
+        prog="tool-loader",
+        description="Hot-reloading loader for AI-agent tools: list, watch, call, inspect, check and serve them.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in COMMANDS.items():
+        module = cast(_CommandModule, importlib.import_module(module_name))
+        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command_parser)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tool-loader`` and ``python -m loader``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run = cast(Callable[[argparse.Namespace], int], args._run)
+    try:
+        return run(args)
+    except UsageError as exc:
+        stderr_console().print(f"[bold red]error:[/] {exc}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

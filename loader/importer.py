@@ -1,0 +1,375 @@
+"""Importing tool files under private module names, always from their current bytes.
+
+Why not ``importlib.import_module`` on the folder: CPython's ``.pyc`` cache
+trusts a source's size and whole-second mtime, so an edit that keeps the size
+within the same second would re-run the old code; and a bare module name
+(``json``, ``helpers``) in ``sys.modules`` would change what every other
+``import`` in the process returns.
+
+So every module from a watched folder lives under ``_tool_loader.<loader>.<root>``,
+is compiled from the bytes on disk (no bytecode is read or written), and sees a
+private ``__import__`` that resolves ``import helpers`` to a sibling file of the
+importing module first, as a script would, without a bare name in ``sys.modules``.
+The importer also records which module imported which, so the loader can reload
+every dependent of a changed helper.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import itertools
+import linecache
+import os
+import re
+import sys
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["NAMESPACE", "ToolImporter", "is_within"]
+
+NAMESPACE = "_tool_loader"
+"""Top-level package under which every module from a watched folder is imported."""
+
+_real_import = builtins.__import__
+_handle_fromlist: Any = importlib._bootstrap._handle_fromlist  # type: ignore[attr-defined]
+_instance_counter = itertools.count(1)
+_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """Whether ``path``, with every link resolved, lies inside ``root`` (already resolved)."""
+    try:
+        real = Path(os.path.realpath(path))
+    except OSError:
+        return False
+    return real == root or root in real.parents
+
+
+def _name_part(stem: str) -> str:
+    """A module-name component for a file stem; non-identifiers get a stable, unique spelling."""
+    if stem.isidentifier():
+        return stem
+    digest = hashlib.sha1(stem.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return f"{_IDENTIFIER.sub('_', stem)}_{digest}"
+
+
+class _SyntheticPackageLoader(importlib.abc.Loader):
+    """Loader for the namespace's intermediate packages (nothing to execute)."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+_SYNTHETIC = _SyntheticPackageLoader()
+
+
+class _SourceBytesLoader(importlib.abc.InspectLoader):
+    """Executes one file of a watched folder from the bytes read now."""
+
+    def __init__(self, importer: ToolImporter, path: Path) -> None:
+        self._importer = importer
+        self.path = path
+        self.source: bytes | None = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def get_source(self, fullname: str) -> str | None:
+        if self.source is None:
+            return None
+        return importlib.util.decode_source(self.source)
+
+    def exec_module(self, module: ModuleType) -> None:
+        if self.source is None:
+            self.source = self.path.read_bytes()
+        self._importer._execute(module, self.path, self.source)
+
+
+class _NamespaceFinder(importlib.abc.MetaPathFinder):
+    """The one meta-path finder serving every ``ToolImporter`` in the process."""
+
+    def __init__(self) -> None:
+        self.importers: weakref.WeakValueDictionary[str, ToolImporter] = weakref.WeakValueDictionary()
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname == NAMESPACE:
+            return importlib.machinery.ModuleSpec(fullname, _SYNTHETIC, is_package=True)
+        if not fullname.startswith(NAMESPACE + "."):
+            return None
+        parts = fullname.split(".")
+        importer = self.importers.get(parts[1])
+        if importer is None:
+            return None
+        return importer._find_spec(fullname, parts[2:])
+
+
+_FINDER = _NamespaceFinder()
+_finder_lock = threading.Lock()
+
+
+def _install_finder() -> None:
+    with _finder_lock:
+        if _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
+
+
+class ToolImporter:
+    """Imports the files of some watched folders under one private namespace.
+
+    Not thread-safe on its own: the loader serialises loads. Tool code that
+    imports at call time (inside a function) goes through the same hook and
+    reads only ``sys.modules`` once the module is loaded.
+    """
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self.tag = f"l{next(_instance_counter)}"
+        self.prefix = f"{NAMESPACE}.{self.tag}"
+        self._roots: dict[str, Path] = {}
+        for index, root in enumerate(roots):
+            self._roots[f"r{index}_{_IDENTIFIER.sub('_', root.name) or 'root'}"] = root
+        self._root_prefix = {root: f"{self.prefix}.{key}" for key, root in self._roots.items()}
+        self._deps: dict[str, set[str]] = {}
+        self._sibling_cache: dict[Path, dict[str, str | None]] = {}
+        self._fresh: dict[str, str] = {}
+        self.executions = 0
+        self._builtins_base = dict(builtins.__dict__)
+        _FINDER.importers[self.tag] = self
+        _install_finder()
+
+    # ----------------------------------------------------------------- names
+    def root_of(self, path: Path) -> Path | None:
+        """The watched folder ``path`` belongs to."""
+        for root in self._roots.values():
+            if path == root or root in path.parents:
+                return root
+        return None
+
+    def module_name_for(self, path: Path) -> str:
+        """The private module name of a file (or package folder) inside a watched folder."""
+        root = self.root_of(path)
+        if root is None:
+            raise ValueError(f"{path} is not inside a watched folder")
+        relative = path.relative_to(root)
+        parts = list(relative.parts)
+        if parts and parts[-1].endswith(".py"):
+            parts[-1] = parts[-1][:-3]
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        return ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
+
+    def owns(self, module_name: str) -> bool:
+        """Whether a module name belongs to this importer's namespace."""
+        return module_name == self.prefix or module_name.startswith(self.prefix + ".")
+
+    # ---------------------------------------------------------------- finder
+    def _find_spec(self, fullname: str, parts: list[str]) -> importlib.machinery.ModuleSpec | None:
+        if not parts:
+            return importlib.machinery.ModuleSpec(fullname, _SYNTHETIC, is_package=True)
+        root = self._roots.get(parts[0])
+        if root is None:
+            return None
+        base = root.joinpath(*parts[1:])
+        if len(parts) == 1:
+            spec = importlib.machinery.ModuleSpec(fullname, _SYNTHETIC, is_package=True)
+            spec.submodule_search_locations = [str(root)]
+            return spec
+        file = base.with_name(base.name + ".py")
+        if file.is_file() and is_within(file, root):
+            return self._file_spec(fullname, file)
+        if base.is_dir() and is_within(base, root):
+            init = base / "__init__.py"
+            if init.is_file() and is_within(init, root):
+                spec = self._file_spec(fullname, init, package_dir=base)
+            else:
+                spec = importlib.machinery.ModuleSpec(fullname, _SYNTHETIC, is_package=True)
+                spec.submodule_search_locations = [str(base)]
+            return spec
+        return None
+
+    def _file_spec(
+        self, fullname: str, file: Path, package_dir: Path | None = None
+    ) -> importlib.machinery.ModuleSpec:
+        loader = _SourceBytesLoader(self, file)
+        spec = importlib.util.spec_from_file_location(
+            fullname,
+            file,
+            loader=loader,
+            submodule_search_locations=[str(package_dir)] if package_dir else None,
+        )
+        assert spec is not None
+        spec.cached = None
+        return spec
+
+    # ------------------------------------------------------------ execution
+    def _execute(self, module: ModuleType, path: Path, source: bytes) -> None:
+        """Compile and run ``source`` as ``module``, with the sibling-aware import hook."""
+        code = compile(source, str(path), "exec", dont_inherit=True)
+        name = module.__name__
+        self._deps[name] = set()
+        parent = name.rpartition(".")[0]
+        if parent in sys.modules and getattr(sys.modules[parent], "__file__", None):
+            self._deps[name].add(parent)
+        module.__dict__["__builtins__"] = self._builtins_for(name, path.parent)
+        module.__dict__["__cached__"] = None
+        text = importlib.util.decode_source(source)
+        linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
+        self.executions += 1
+        self._fresh[name] = hashlib.sha256(source).hexdigest()
+        exec(code, module.__dict__)
+
+    def _builtins_for(self, importer_name: str, directory: Path) -> dict[str, Any]:
+        own_name = importer_name.rpartition(".")[2]
+        deps = self._deps
+        siblings = self._siblings
+
+        def tool_import(
+            name: str,
+            globals: dict[str, Any] | None = None,
+            locals: dict[str, Any] | None = None,
+            fromlist: Sequence[str] | None = (),
+            level: int = 0,
+        ) -> ModuleType:
+            if level == 0:
+                top, _, rest = name.partition(".")
+                target = siblings(directory).get(top) if top != own_name else None
+                if target is None:
+                    return _real_import(name, globals, locals, fromlist, level)  # type: ignore[no-any-return]
+                full = f"{target}.{rest}" if rest else target
+                module = importlib.import_module(full)
+                deps.setdefault(importer_name, set()).add(full)
+                if fromlist:
+                    return _handle_fromlist(module, fromlist, importlib.import_module)  # type: ignore[no-any-return]
+                return sys.modules[target]
+            result = _real_import(name, globals, locals, fromlist, level)
+            package = (globals or {}).get("__package__") or ""
+            resolved = importlib.util.resolve_name("." * level + name, package) if package else ""
+            if resolved:
+                edges = deps.setdefault(importer_name, set())
+                if resolved.startswith(self.prefix):
+                    edges.add(resolved)
+                for item in fromlist or ():
+                    sub = f"{resolved}.{item}"
+                    if sub in sys.modules:
+                        edges.add(sub)
+            return result  # type: ignore[no-any-return]
+
+        namespace = dict(self._builtins_base)
+        namespace["__import__"] = tool_import
+        return namespace
+
+    def _siblings(self, directory: Path) -> dict[str, str | None]:
+        """Importable names in ``directory`` → their private module names (cached per batch)."""
+        cached = self._sibling_cache.get(directory)
+        if cached is not None:
+            return cached
+        found: dict[str, str | None] = {}
+        root = self.root_of(directory)
+        if root is not None:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                entries = []
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name == "__pycache__":
+                    continue
+                if entry.name.endswith(".py") and entry.is_file():
+                    stem = entry.name[:-3]
+                    if stem.isidentifier() and stem != "__init__" and is_within(Path(entry.path), root):
+                        found[stem] = self.module_name_for(Path(entry.path))
+                elif entry.name.isidentifier() and entry.is_dir() and is_within(Path(entry.path), root):
+                    found.setdefault(entry.name, self.module_name_for(Path(entry.path)))
+        self._sibling_cache[directory] = found
+        return found
+
+    # ------------------------------------------------------------- public API
+    def begin_batch(self) -> None:
+        """Forget per-batch caches: sibling listings and which modules ran in this batch."""
+        self._sibling_cache.clear()
+        self._fresh.clear()
+
+    def fresh_module(self, module_name: str, content_hash: str) -> ModuleType | None:
+        """The module if it already ran in this batch from exactly these bytes (a helper import)."""
+        if self._fresh.get(module_name) == content_hash:
+            return sys.modules.get(module_name)
+        return None
+
+    def load(self, path: Path, source: bytes) -> ModuleType:
+        """Execute ``source`` as the module of ``path`` and make it current.
+
+        On failure ``sys.modules`` keeps the previous version, so tools and
+        helpers that import it go on seeing the last good module.
+        """
+        name = self.module_name_for(path)
+        parent_name, _, child = name.rpartition(".")
+        parent = importlib.import_module(parent_name)
+        loader = _SourceBytesLoader(self, path)
+        loader.source = source
+        spec = self._file_spec(name, path)
+        spec.loader = loader
+        module = importlib.util.module_from_spec(spec)
+        previous = sys.modules.get(name)
+        previous_deps = self._deps.get(name)
+        sys.modules[name] = module
+        try:
+            loader.exec_module(module)
+        except BaseException:
+            if previous is not None:
+                sys.modules[name] = previous
+            else:
+                sys.modules.pop(name, None)
+            if previous_deps is not None:
+                self._deps[name] = previous_deps
+            raise
+        setattr(parent, child, module)
+        return module
+
+    def forget(self, module_names: Iterable[str]) -> None:
+        """Drop modules from ``sys.modules`` (deleted files, or helpers to re-run on next import)."""
+        for name in module_names:
+            module = sys.modules.pop(name, None)
+            self._deps.pop(name, None)
+            parent_name, _, child = name.rpartition(".")
+            parent = sys.modules.get(parent_name)
+            if module is not None and parent is not None and getattr(parent, child, None) is module:
+                delattr(parent, child)
+
+    def dependents(self, module_names: Iterable[str]) -> set[str]:
+        """Every module that imports one of ``module_names``, directly or transitively."""
+        reverse: dict[str, set[str]] = {}
+        for importer, imported in self._deps.items():
+            for name in imported:
+                reverse.setdefault(name, set()).add(importer)
+        result: set[str] = set()
+        stack = list(module_names)
+        while stack:
+            for importer in reverse.get(stack.pop(), ()):
+                if importer not in result:
+                    result.add(importer)
+                    stack.append(importer)
+        return result
+
+    def dependencies(self, module_name: str) -> frozenset[str]:
+        """The private modules ``module_name`` imported on its last load."""
+        return frozenset(self._deps.get(module_name, ()))
+
+    def close(self) -> None:
+        """Remove every module of this importer from ``sys.modules``."""
+        for name in [n for n in sys.modules if self.owns(n)]:
+            sys.modules.pop(name, None)
+        self._deps.clear()
+        self._fresh.clear()
+        _FINDER.importers.pop(self.tag, None)

@@ -1,0 +1,138 @@
+"""Module-based tools as Strands defines them: a ``TOOL_SPEC`` dict plus a function named like the file.
+
+The function takes ``(tool_use, **kwargs)`` (the invocation state as keyword
+arguments) and returns a ``ToolResult``; it may be async.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import InvalidToolNameError, ToolDefinitionError
+from .results import error_result, to_tool_result
+from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id, run_sync
+
+__all__ = ["ModuleTool", "validate_tool_spec"]
+
+logger = logging.getLogger(__name__)
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not 1 <= len(name) <= 64 or not set(name) <= _NAME_CHARS:
+        raise InvalidToolNameError(str(name))
+    return name
+
+
+def validate_tool_spec(spec: Any, *, where: str) -> ToolSpec:
+    """Check a ``TOOL_SPEC`` dict and return it with ``inputSchema`` in ``{"json": ...}`` form.
+
+    Raises:
+        ToolDefinitionError: naming ``where`` and the missing or malformed key.
+    """
+    if not isinstance(spec, Mapping):
+        raise ToolDefinitionError(f"{where}: TOOL_SPEC must be a dict, not {type(spec).__name__}")
+    for key in ("name", "description", "inputSchema"):
+        if key not in spec:
+            raise ToolDefinitionError(f"{where}: TOOL_SPEC is missing {key!r}")
+    _check_name(spec["name"])
+    if not isinstance(spec["description"], str):
+        raise ToolDefinitionError(f"{where}: TOOL_SPEC 'description' must be a string")
+    schema = spec["inputSchema"]
+    if not isinstance(schema, Mapping):
+        raise ToolDefinitionError(f"{where}: TOOL_SPEC 'inputSchema' must be a dict")
+    json_schema = schema.get("json", schema)
+    if not isinstance(json_schema, Mapping):
+        raise ToolDefinitionError(f"{where}: TOOL_SPEC inputSchema 'json' must be a dict")
+    result: dict[str, Any] = dict(spec)
+    result["inputSchema"] = {"json": dict(json_schema)}
+    return result  # type: ignore[return-value]
+
+
+class ModuleTool(AgentTool):
+    """A Strands-style module tool: the spec comes from ``TOOL_SPEC``, the body from a function."""
+
+    def __init__(self, spec: ToolSpec, function: Callable[..., Any], *, source_file: str | None = None) -> None:
+        super().__init__()
+        self._spec = spec
+        self._function = function
+        self._is_async = inspect.iscoroutinefunction(function)
+        self.source_file = source_file
+        try:
+            self.source_line: int | None = inspect.getsourcelines(function)[1]
+        except (OSError, TypeError):
+            self.source_line = None
+
+    @property
+    def tool_name(self) -> str:
+        return self._spec["name"]
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def tool_type(self) -> str:
+        return "module"
+
+    @property
+    def supports_hot_reload(self) -> bool:
+        return True
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The module function that implements the tool."""
+        return self._function
+
+    def get_display_properties(self) -> dict[str, str]:
+        properties = super().get_display_properties()
+        properties["Function"] = getattr(self._function, "__name__", "?")
+        if self.source_file:
+            properties["Source"] = f"{self.source_file}:{self.source_line or 1}"
+        return properties
+
+    def _finish(self, value: Any, tool_use_id: str) -> ToolResult:
+        return to_tool_result(value, tool_use_id)
+
+    def _failure(self, exc: Exception, tool_use_id: str) -> ToolResult:
+        logger.exception("tool_name=<%s> | module tool raised", self.tool_name)
+        return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+
+    async def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
+        tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
+        try:
+            if self._is_async:
+                value = await self._function(tool_use, **invocation_state)
+            else:
+                value = self._function(tool_use, **invocation_state)
+            yield self._finish(value, tool_use_id)
+        except Exception as exc:
+            yield self._failure(exc, tool_use_id)
+
+    def invoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        if self._is_async:
+            return run_sync(  # type: ignore[no-any-return]
+                lambda: self.ainvoke(
+                    input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
+                )
+            )
+        use_id = tool_use_id or new_tool_use_id()
+        tool_use: ToolUse = {"toolUseId": use_id, "name": self.tool_name, "input": {} if input is None else input}
+        state = dict(invocation_state or {})
+        if agent is not None:
+            state.setdefault("agent", agent)
+        try:
+            return self._finish(self._function(tool_use, **state), use_id)
+        except Exception as exc:
+            return self._failure(exc, use_id)

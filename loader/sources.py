@@ -1,0 +1,34 @@
+"""Which files in a watched folder are tool sources: ``.py`` files that no editor is in the middle of."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["is_default_tool_source", "is_ignored_dir"]
+
+_EDITOR_MARKERS = ("___jb_tmp___", "___jb_old___", ".~", "~")
+
+
+def is_ignored_dir(name: str) -> bool:
+    """Hidden folders, ``__pycache__`` and the like are never scanned."""
+    return name.startswith(".") or name == "__pycache__" or name.endswith(".egg-info")
+
+
+def is_default_tool_source(path: Path, root: Path) -> bool:
+    """The built-in rule: a visible ``.py`` file that is not a package ``__init__`` or an editor temporary.
+
+    Editors save through temporaries and backups (``.#x.py``, ``x.py~``,
+    ``.x.py.swp``, ``x.py.tmp``, JetBrains ``x.py___jb_tmp___``, Emacs ``#x.py#``);
+    only the final name is a tool source. ``__init__.py`` is importable as a
+    package but not scanned for tools.
+    """
+    name = path.name
+    if not name.endswith(".py") or name == "__init__.py":
+        return False
+    if name.startswith((".", "#", "~")) or any(marker in name for marker in _EDITOR_MARKERS):
+        return False
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return False
+    return not any(is_ignored_dir(part) for part in relative.parts[:-1])

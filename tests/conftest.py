@@ -1,0 +1,46 @@
+"""Shared fixtures: temporary tool folders and loaders with short windows."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import FAST
+
+from loader.loader import ToolLoader
+
+
+@pytest.fixture(autouse=True)
+def bytecode_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Users' machines write .pyc files; stale-bytecode bugs only show with writing on."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+
+
+@pytest.fixture
+def tools_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def make_loader() -> Iterator[Callable[..., ToolLoader]]:
+    """Build loaders with short windows; every loader is closed at the end of the test."""
+    loaders: list[ToolLoader] = []
+
+    def build(*paths: Path | str, watch: bool = True, **kwargs: Any) -> ToolLoader:
+        config = kwargs.pop("config", FAST)
+        loader = ToolLoader(list(paths), config=config, **kwargs)
+        loaders.append(loader)
+        loader.scan()
+        if watch:
+            loader.start()
+        return loader
+
+    yield build
+    for loader in loaders:
+        loader.close()

@@ -1,0 +1,412 @@
+"""The consistency contract, on the real filesystem with the real watchdog observer.
+
+Each test names the point of the contract it proves. Assertions about "never
+missing" are made on the registry's change sets, which record every commit, so
+they hold without timing luck.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import FAST, call_text, eventually, function_tool_source, write
+
+from loader.loader import LoaderConfig, ToolLoader
+from loader.registry import ChangeKind, RegistryChangeSet
+from loader.status import FileState
+from loader.watcher import WatchTimings
+
+
+def _recorder(loader: ToolLoader) -> list[RegistryChangeSet]:
+    sets: list[RegistryChangeSet] = []
+    loader.registry.subscribe(sets.append)
+    return sets
+
+
+def _removed(sets: list[RegistryChangeSet], name: str) -> list[int]:
+    return [s.generation for s in sets for c in s.changes if c.name == name and c.kind is ChangeKind.REMOVED]
+
+
+def _text_is(loader: ToolLoader, name: str, expected: str) -> bool:
+    return name in loader.registry and call_text(loader, name) == expected
+
+
+# 1 ---------------------------------------------------------------------------------------------
+def test_01_new_file_appears(tools_dir: Path, make_loader) -> None:
+    ld = make_loader(tools_dir)
+    write(tools_dir / "fresh.py", function_tool_source("fresh", "return 'new'"))
+    eventually(lambda: _text_is(ld, "fresh", "new"))
+    write(tools_dir / "deep" / "er" / "nested.py", function_tool_source("nested", "return 'deep'"))
+    eventually(lambda: _text_is(ld, "nested", "deep"))
+
+
+# 2 ---------------------------------------------------------------------------------------------
+def test_02_edit_in_place_swaps_all_tools_of_the_file_together(tools_dir: Path, make_loader) -> None:
+    two = "from loader import tool\n\n@tool\ndef one() -> str:\n    '''1'''\n    return 'A1'\n\n@tool\ndef two() -> str:\n    '''2'''\n    return 'A2'\n"
+    path = write(tools_dir / "pair.py", two)
+    ld = make_loader(tools_dir)
+    sets = _recorder(ld)
+    path.write_text(two.replace("A1", "B1").replace("A2", "B2"))
+    eventually(lambda: _text_is(ld, "one", "B1") and _text_is(ld, "two", "B2"))
+    replaced = [s for s in sets if any(c.kind is ChangeKind.REPLACED for c in s.changes)]
+    assert len(replaced) == 1
+    assert sorted(c.name for c in replaced[0].changes) == ["one", "two"]
+
+
+# 3 ---------------------------------------------------------------------------------------------
+def _atomic_rename(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _backup_then_rename(path: Path, text: str) -> None:
+    backup = path.with_name(path.name + "~")
+    os.replace(path, backup)
+    path.write_text(text)
+    backup.unlink()
+
+
+def _jetbrains(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + "___jb_tmp___")
+    old = path.with_name(path.name + "___jb_old___")
+    tmp.write_text(text)
+    os.replace(path, old)
+    os.replace(tmp, path)
+    old.unlink()
+
+
+def _delete_then_create(path: Path, text: str) -> None:
+    path.unlink()
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("save", [_atomic_rename, _backup_then_rename, _jetbrains, _delete_then_create])
+def test_03_editor_atomic_saves_are_edits(tools_dir: Path, make_loader, save) -> None:
+    path = write(tools_dir / "saved.py", function_tool_source("saved", "return 'v1'"))
+    ld = make_loader(tools_dir)
+    sets = _recorder(ld)
+    for version in range(2, 5):
+        save(path, function_tool_source("saved", f"return 'v{version}'"))
+        eventually(lambda v=version: _text_is(ld, "saved", f"v{v}"))
+    assert ld.wait_idle(10)
+    assert _removed(sets, "saved") == []
+    assert [s.path.name for s in ld.status(include_removed=False)] == ["saved.py"]
+
+
+# 4 ---------------------------------------------------------------------------------------------
+def test_04_truncate_then_write_with_a_pause_never_drops_tools(tools_dir: Path, make_loader) -> None:
+    path = write(tools_dir / "trunc.py", function_tool_source("trunc", "return 'v1'"))
+    ld = make_loader(tools_dir)
+    sets = _recorder(ld)
+    for version in (2, 3):
+        with open(path, "w") as handle:  # truncates now
+            handle.flush()
+            os.fsync(handle.fileno())
+            threading.Event().wait(0.1)  # an editor between truncating and writing
+            handle.write(function_tool_source("trunc", f"return 'v{version}'"))
+        path.write_text("")  # a second writer style: empty file closed, then filled
+        threading.Event().wait(0.1)
+        path.write_text(function_tool_source("trunc", f"return 'v{version}'"))
+        eventually(lambda v=version: _text_is(ld, "trunc", f"v{v}"))
+    assert ld.wait_idle(10)
+    assert _removed(sets, "trunc") == []
+
+
+def test_04_file_that_stays_empty_or_loses_its_tools_drops_them_after_the_window(
+    tools_dir: Path, make_loader
+) -> None:
+    empty = write(tools_dir / "empty.py", function_tool_source("goes_empty"))
+    commented = write(tools_dir / "commented.py", function_tool_source("commented_out"))
+    ld = make_loader(tools_dir)
+    assert {"goes_empty", "commented_out"} <= set(ld.registry.names())
+    empty.write_text("")
+    commented.write_text("# " + commented.read_text().replace("\n", "\n# "))
+    eventually(lambda: "goes_empty" not in ld.registry and "commented_out" not in ld.registry)
+    assert ld.wait_idle(10)
+    states = {s.path.name: s for s in ld.status()}
+    assert states["empty.py"].state is FileState.LOADED and states["empty.py"].tools == ()
+
+
+# 5 ---------------------------------------------------------------------------------------------
+def test_05_burst_of_saves_coalesces_into_one_execution(tools_dir: Path, make_loader) -> None:
+    path = write(tools_dir / "burst.py", function_tool_source("burst", "return 'v0'"))
+    config = LoaderConfig(
+        timings=WatchTimings(settle=0.15, debounce=0.15, disappear_grace=0.15),
+        entry_point_plugins=False,
+    )
+    ld = make_loader(tools_dir, config=config)
+    assert ld.wait_idle(10)
+    before = ld.module_executions
+    for version in range(1, 31):
+        path.write_text(function_tool_source("burst", f"return 'v{version}'"))
+    eventually(lambda: _text_is(ld, "burst", "v30"))
+    assert ld.wait_idle(10)
+    assert ld.module_executions - before == 1
+
+
+def test_05_unchanged_content_is_not_reloaded(tools_dir: Path, make_loader) -> None:
+    path = write(tools_dir / "same.py", function_tool_source("same"))
+    ld = make_loader(tools_dir)
+    assert ld.wait_idle(10)
+    before = ld.module_executions
+    path.write_text(path.read_text())
+    path.touch()
+    assert ld.wait_idle(10)
+    assert ld.module_executions == before
+
+
+# 6 ---------------------------------------------------------------------------------------------
+def test_06_delete_and_move_out_remove_tools(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "gone.py", function_tool_source("gone"))
+    write(tools_dir / "moved_out.py", function_tool_source("moved_out"))
+    write(tools_dir / "renamed_ext.py", function_tool_source("renamed_ext"))
+    ld = make_loader(tools_dir)
+    (tools_dir / "gone.py").unlink()
+    shutil.move(str(tools_dir / "moved_out.py"), str(tmp_path / "moved_out.py"))
+    os.replace(tools_dir / "renamed_ext.py", tools_dir / "renamed_ext.txt")
+    eventually(lambda: not {"gone", "moved_out", "renamed_ext"} & set(ld.registry.names()))
+    assert ld.wait_idle(10)
+    assert {s.path.name: s.state for s in ld.status()} == {
+        "gone.py": FileState.REMOVED,
+        "moved_out.py": FileState.REMOVED,
+        "renamed_ext.py": FileState.REMOVED,
+    }
+
+
+def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "before.py", function_tool_source("wanderer"))
+    ld = make_loader(tools_dir)
+    sets = _recorder(ld)
+    (tools_dir / "sub").mkdir()
+    os.replace(tools_dir / "before.py", tools_dir / "sub" / "after.py")
+    after = tools_dir / "sub" / "after.py"
+    eventually(lambda: ld.registry.source_of("wanderer") == str(after))
+    assert ld.wait_idle(10)
+    assert _removed(sets, "wanderer") == []
+    status = ld.file_status(after)
+    assert status is not None and status.state is FileState.LOADED and status.tools == ("wanderer",)
+
+
+# 7 ---------------------------------------------------------------------------------------------
+def test_07_tool_removed_or_renamed_inside_a_file_disappears(tools_dir: Path, make_loader) -> None:
+    src = "from loader import tool\n\n@tool\ndef keep() -> str:\n    '''k'''\n    return 'k'\n\n@tool\ndef drop() -> str:\n    '''d'''\n    return 'd'\n"
+    path = write(tools_dir / "several.py", src)
+    ld = make_loader(tools_dir)
+    path.write_text(src.replace("def drop", "def renamed"))
+    eventually(lambda: "renamed" in ld.registry and "drop" not in ld.registry)
+    path.write_text(src.split("@tool\ndef drop")[0])
+    eventually(lambda: set(ld.registry.names()) == {"keep"})
+
+
+# 8 ---------------------------------------------------------------------------------------------
+BROKEN_SAVES = {
+    "syntax": ("from loader import tool\n\n@tool\ndef fragile() -> str:\n    '''x'''\n    return 'v2\n", 6),
+    "import": ("import not_a_real_module_zz\n", 1),
+    "exception": ("from loader import tool\nraise RuntimeError('broken at import')\n", 2),
+    "invalid_spec": ("TOOL_SPEC = {'name': 'fragile'}\ndef fragile(tool_use, **kw):\n    return 'x'\n", None),
+    "duplicate": (
+        "from loader import tool\n\n@tool(name='fragile')\ndef a() -> str:\n    '''a'''\n    return 'a'\n\n"
+        "@tool(name='fragile')\ndef b() -> str:\n    '''b'''\n    return 'b'\n",
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN_SAVES))
+def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader, kind: str) -> None:
+    path = write(tools_dir / "fragile.py", function_tool_source("fragile", "return 'good'"))
+    ld = make_loader(tools_dir)
+    sets = _recorder(ld)
+    source, line = BROKEN_SAVES[kind]
+    path.write_text(source)
+    status = eventually(lambda: (s := ld.file_status(path)) and s.state is FileState.FAILED and s)
+    assert status.error is not None
+    if line is not None:
+        assert status.error.line == line
+    assert status.tools == ("fragile",)
+    assert call_text(ld, "fragile") == "good"
+    path.write_text(function_tool_source("fragile", "return 'fixed'"))
+    eventually(lambda: _text_is(ld, "fragile", "fixed"))
+    assert ld.file_status(path).state is FileState.LOADED  # type: ignore[union-attr]
+    assert _removed(sets, "fragile") == []
+
+
+# 9 ---------------------------------------------------------------------------------------------
+def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(tools_dir: Path, make_loader) -> None:
+    owner = write(tools_dir / "owner.py", function_tool_source("contested", "return 'owner'"))
+    ld = make_loader(tools_dir)
+    challenger = write(tools_dir / "challenger.py", function_tool_source("contested", "return 'challenger'"))
+    status = eventually(lambda: (s := ld.file_status(challenger)) and s.state is FileState.CONFLICT and s)
+    assert status.conflicts == (("contested", owner),)
+    assert call_text(ld, "contested") == "owner"
+    owner.write_text(function_tool_source("other_name", "return 'renamed'"))
+    eventually(lambda: _text_is(ld, "contested", "challenger"))
+    assert ld.file_status(challenger).state is FileState.LOADED  # type: ignore[union-attr]
+    assert call_text(ld, "other_name") == "renamed"
+
+
+# 10 --------------------------------------------------------------------------------------------
+@pytest.fixture
+def probe() -> Iterator[types.SimpleNamespace]:
+    """A real module the tool files import to talk to the test (not a tools-folder module)."""
+    module = types.SimpleNamespace(release=threading.Event(), started=threading.Event(), log=[])
+    sys.modules["_contract_probe"] = module  # type: ignore[assignment]
+    yield module
+    module.release.set()
+    del sys.modules["_contract_probe"]
+
+
+SLOW_CLASS = """
+import _contract_probe as probe
+from loader import tool
+
+@tool(name="slow", description="Waits for the test.", parameters={})
+class Slow:
+    def execute(self, params):
+        probe.started.set()
+        probe.release.wait(20)
+        return "VERSION"
+
+    def cleanup(self):
+        probe.log.append("cleanup VERSION")
+"""
+
+
+def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
+    tools_dir: Path, make_loader, probe: types.SimpleNamespace
+) -> None:
+    path = write(tools_dir / "slow.py", SLOW_CLASS.replace("VERSION", "v1"))
+    ld = make_loader(tools_dir)
+    results: list[str] = []
+    caller = threading.Thread(target=lambda: results.append(call_text(ld, "slow")))
+    caller.start()
+    assert probe.started.wait(10)
+    path.write_text(SLOW_CLASS.replace("VERSION", "v2"))
+    eventually(lambda: ld.registry.get("slow") is not None and ld.file_status(path).content_hash != None  # noqa: E711
+               and "v2" in (tools_dir / "slow.py").read_text() and ld.wait_idle(10)
+               and ld.registry.generation >= 2)
+    assert probe.log == []  # the old instance is still serving a call
+    probe.release.set()
+    caller.join(10)
+    assert results == ["v1"]
+    eventually(lambda: probe.log == ["cleanup v1"])
+    assert call_text(ld, "slow") == "v2"
+
+
+# 11 --------------------------------------------------------------------------------------------
+def test_11_two_hundred_files_at_once_all_load(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+    ld = make_loader(tools_dir)
+    staging = tmp_path / "checkout"
+    for i in range(200):
+        write(staging / f"pkg{i % 5}" / f"t{i}.py", function_tool_source(f"t{i}", f"return '{i}'"))
+    for sub in staging.iterdir():
+        shutil.copytree(sub, tools_dir / sub.name)
+    expected = {f"t{i}" for i in range(200)}
+    eventually(lambda: set(ld.registry.names()) == expected, timeout=30)
+    assert ld.wait_idle(20)
+    assert set(ld.registry.names()) == expected
+    assert call_text(ld, "t137") == "137"
+
+
+# 12 --------------------------------------------------------------------------------------------
+def test_12_stuck_import_while_watching_does_not_block_others(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "ok.py", function_tool_source("ok", "return 'fine'"))
+    config = LoaderConfig(
+        timings=FAST.timings, import_timeout=0.5, supervise_interval=0.1, entry_point_plugins=False
+    )
+    ld = make_loader(tools_dir, config=config)
+    stuck = write(tools_dir / "stuck.py", "while True:\n    pass\n")
+    status = eventually(lambda: (s := ld.file_status(stuck)) and s.state is FileState.STUCK and s)
+    assert status.error is not None and status.error.line in (1, 2)
+    assert call_text(ld, "ok") == "fine"
+    write(tools_dir / "later.py", function_tool_source("later", "return 'later'"))
+    eventually(lambda: _text_is(ld, "later", "later"))
+    stuck.write_text(function_tool_source("unstuck", "return 'free'"))
+    eventually(lambda: _text_is(ld, "unstuck", "free"))
+
+
+# 13 --------------------------------------------------------------------------------------------
+def test_13_folder_missing_at_start_then_deleted_and_recreated(tmp_path: Path, make_loader) -> None:
+    folder = tmp_path / "later"
+    ld = make_loader(folder)
+    assert ld.registry.names() == ()
+    write(folder / "a.py", function_tool_source("appeared", "return 'yes'"))
+    eventually(lambda: _text_is(ld, "appeared", "yes"))
+    shutil.rmtree(folder)
+    eventually(lambda: "appeared" not in ld.registry)
+    write(folder / "b.py", function_tool_source("back", "return 'again'"))
+    eventually(lambda: _text_is(ld, "back", "again"))
+    write(folder / "c.py", function_tool_source("third", "return '3'"))
+    eventually(lambda: _text_is(ld, "third", "3"))
+
+
+def test_13_file_moved_in_from_outside_loads(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+    ld = make_loader(tools_dir)
+    outside = write(tmp_path / "elsewhere" / "incoming.py", function_tool_source("incoming", "return 'in'"))
+    os.replace(outside, tools_dir / "incoming.py")
+    eventually(lambda: _text_is(ld, "incoming", "in"))
+    other = write(tmp_path / "elsewhere" / "dir" / "inner.py", function_tool_source("inner", "return 'dir'"))
+    shutil.move(str(other.parent), str(tools_dir / "dir"))
+    eventually(lambda: _text_is(ld, "inner", "dir"))
+
+
+def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "base.py", "WORD = 'one'\n")
+    write(tools_dir / "middle.py", "import base\n\ndef word():\n    return base.WORD\n")
+    write(tools_dir / "user_a.py", "import middle\n" + function_tool_source("user_a", "return middle.word()"))
+    write(tools_dir / "user_b.py", "from base import WORD\n" + function_tool_source("user_b", "return WORD"))
+    ld = make_loader(tools_dir)
+    assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
+    assert ld.wait_idle(10)
+    before = ld.module_executions
+    (tools_dir / "base.py").write_text("WORD = 'two'\n")
+    eventually(lambda: _text_is(ld, "user_a", "two") and _text_is(ld, "user_b", "two"))
+    assert ld.wait_idle(10)
+    assert ld.module_executions - before == 4  # base, middle, user_a, user_b: each once
+
+
+def test_broken_helper_keeps_dependents_on_last_good_version(tools_dir: Path, make_loader) -> None:
+    helper = write(tools_dir / "helper.py", "WORD = 'good'\n")
+    write(tools_dir / "user.py", "import helper\n" + function_tool_source("user", "return helper.WORD"))
+    ld = make_loader(tools_dir)
+    helper.write_text("WORD = 'broken\n")
+    eventually(lambda: (s := ld.file_status(helper)) and s.state is FileState.FAILED)
+    assert call_text(ld, "user") == "good"
+    helper.write_text("WORD = 'mended'\n")
+    eventually(lambda: _text_is(ld, "user", "mended"))
+
+
+def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "steady.py", function_tool_source("steady", "return 'ok'"))
+    path = write(tools_dir / "churn.py", function_tool_source("churn", "return 'v0'"))
+    ld = make_loader(tools_dir)
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            for name in ("steady", "churn"):
+                result = ld.registry.invoke(name, {})
+                if result["status"] != "success":
+                    errors.append(str(result))
+
+    threads = [threading.Thread(target=hammer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        for version in range(1, 15):
+            path.write_text(function_tool_source("churn", f"return 'v{version}'"))
+            eventually(lambda v=version: _text_is(ld, "churn", f"v{v}"))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+    assert errors == []

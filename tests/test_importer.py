@@ -1,0 +1,158 @@
+"""Namespaced imports: no bare names in sys.modules, siblings first, current bytes always."""
+
+from __future__ import annotations
+
+import colorsys
+import json
+import os
+import sys
+from pathlib import Path
+
+from support import call_text, write
+
+from loader.importer import NAMESPACE, ToolImporter
+
+
+def _bare_names_from(folder: Path) -> list[str]:
+    """Modules in sys.modules whose file lives in ``folder`` but whose name is not namespaced."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).parent == folder and not name.startswith(NAMESPACE + "."):
+            found.append(name)
+    return found
+
+
+def test_tool_named_like_stdlib_module_never_shadows_it(tools_dir: Path, make_loader) -> None:
+    write(
+        tools_dir / "json.py",
+        """
+        from loader import tool
+
+        @tool
+        def json_tool() -> str:
+            \"\"\"Says hi.\"\"\"
+            return "hi"
+        """,
+    )
+    ld = make_loader(tools_dir, watch=False)
+    assert call_text(ld, "json_tool") == "hi"
+    import json as json_again
+
+    assert sys.modules["json"] is json
+    assert json_again is json
+    assert json.dumps({"a": 1}) == '{"a": 1}'
+    assert _bare_names_from(tools_dir) == []
+
+
+def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "colorsys.py", "def rgb_to_yiq(*args):\n    return 'sibling'\n")
+    write(
+        tools_dir / "paint.py",
+        """
+        import colorsys
+        from colorsys import rgb_to_yiq
+        from loader import tool
+
+        @tool
+        def paint() -> str:
+            \"\"\"Uses the sibling helper.\"\"\"
+            return colorsys.rgb_to_yiq(1, 2, 3) + "/" + rgb_to_yiq()
+        """,
+    )
+    ld = make_loader(tools_dir, watch=False)
+    assert call_text(ld, "paint") == "sibling/sibling"
+    assert sys.modules["colorsys"] is colorsys
+    assert colorsys.rgb_to_yiq(1.0, 1.0, 1.0)[0] > 0.99
+    assert _bare_names_from(tools_dir) == []
+
+
+def test_import_helpers_from_and_relative_forms(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "helpers.py", "GREETING = 'hello'\ndef shout(x):\n    return x.upper()\n")
+    write(tools_dir / "pkg" / "__init__.py", "")
+    write(tools_dir / "pkg" / "util.py", "def twice(x):\n    return x * 2\n")
+    write(
+        tools_dir / "greet.py",
+        """
+        import helpers
+        from helpers import shout
+        from . import helpers as rel
+        from .helpers import GREETING
+        import pkg.util
+        from pkg import util
+        from loader import tool
+
+        @tool
+        def greet() -> str:
+            \"\"\"Greets.\"\"\"
+            return "|".join([helpers.GREETING, shout("a"), rel.GREETING, GREETING,
+                             pkg.util.twice("b"), util.twice("c")])
+        """,
+    )
+    ld = make_loader(tools_dir, watch=False)
+    assert call_text(ld, "greet") == "hello|A|hello|hello|bb|cc"
+    assert "helpers" not in sys.modules
+    assert "pkg" not in sys.modules and "pkg.util" not in sys.modules
+    assert _bare_names_from(tools_dir) == []
+
+
+def test_each_load_compiles_current_bytes_even_with_same_size_and_mtime(tools_dir: Path, make_loader) -> None:
+    """CPython's .pyc check trusts size + whole-second mtime; an edit keeping both must still be seen."""
+    path = write(tools_dir / "ver.py", "from loader import tool\n\n@tool\ndef ver() -> str:\n    \"\"\"v.\"\"\"\n    return 'AAAA'\n")
+    ld = make_loader(tools_dir, watch=False)
+    assert call_text(ld, "ver") == "AAAA"
+    stat = path.stat()
+    path.write_text(path.read_text().replace("AAAA", "BBBB"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    ld.scan()
+    assert call_text(ld, "ver") == "BBBB"
+    assert not (tools_dir / "__pycache__").exists()
+
+
+def test_module_names_are_private_and_distinct_per_loader(tools_dir: Path) -> None:
+    first = ToolImporter([tools_dir])
+    second = ToolImporter([tools_dir])
+    try:
+        a = first.module_name_for(tools_dir / "weather.py")
+        b = second.module_name_for(tools_dir / "weather.py")
+        assert a.startswith(NAMESPACE + ".") and b.startswith(NAMESPACE + ".")
+        assert a != b
+        assert a.endswith(".weather")
+        odd = first.module_name_for(tools_dir / "my-tool.v2.py")
+        assert all(part.isidentifier() for part in odd.split("."))
+    finally:
+        first.close()
+        second.close()
+
+
+def test_failed_load_keeps_previous_module_current(tools_dir: Path) -> None:
+    importer = ToolImporter([tools_dir])
+    try:
+        path = tools_dir / "thing.py"
+        good = importer.load(path, b"VALUE = 1\n")
+        try:
+            importer.load(path, b"VALUE = 2\nraise RuntimeError('boom')\n")
+        except RuntimeError:
+            pass
+        assert sys.modules[importer.module_name_for(path)] is good
+        assert importer.executions == 2
+    finally:
+        importer.close()
+    assert all(not n.startswith(importer.prefix) for n in sys.modules)
+
+
+def test_dependents_are_transitive(tools_dir: Path) -> None:
+    write(tools_dir / "base.py", "X = 1\n")
+    write(tools_dir / "middle.py", "import base\nY = base.X\n")
+    write(tools_dir / "top.py", "import middle\nZ = middle.Y\n")
+    importer = ToolImporter([tools_dir])
+    try:
+        importer.load(tools_dir / "top.py", (tools_dir / "top.py").read_bytes())
+        base = importer.module_name_for(tools_dir / "base.py")
+        assert importer.dependents([base]) == {
+            importer.module_name_for(tools_dir / "middle.py"),
+            importer.module_name_for(tools_dir / "top.py"),
+        }
+    finally:
+        importer.close()
