@@ -1,0 +1,517 @@
+"""Class-based tools: ``@tool`` on a class with ``execute(self, params)``, and ``ClassTool``.
+
+A decorated class stays an ordinary class (it can be subclassed and
+instantiated); decoration only attaches a validated ``ToolMetadata`` as
+``__tool_metadata__`` and, when the class has no ``validate``, a generated one.
+``ClassTool`` wraps an instance as an ``AgentTool``.
+
+``validate(self, params)`` may return None, True or an empty list (valid); a list
+of messages, one message string, False, or the reference's
+``{"valid": bool, "errors": [...]}`` (invalid); or raise ``ValueError`` (invalid,
+with its message). It may be async. Declared parameters are always enforced
+before a custom ``validate`` runs, so ``execute`` only ever sees input that
+matches the schema the model was shown.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import re
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from .errors import InvalidToolNameError, ToolDefinitionError
+from .metadata import ToolMetadata, ToolParameter, is_valid_tool_name
+from .params import (
+    ParamProblem,
+    apply_defaults,
+    check_json_schema,
+    check_tool_params,
+    definition_problems,
+    parameters_to_json_schema,
+)
+from .results import error_result, to_tool_result
+from .types import (
+    AgentTool,
+    JSONSchema,
+    ToolGenerator,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+    new_tool_use_id,
+    run_sync,
+)
+
+__all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]
+
+logger = logging.getLogger(__name__)
+
+METADATA_ATTR = "__tool_metadata__"
+
+WHOLE_INPUT = "(input)"
+"""The ``parameter`` of a problem about the input as a whole, as function tools report it."""
+
+
+def _snake_case(name: str) -> str:
+    """``WeatherTool`` → ``weather_tool``, ``HTTPClient`` → ``http_client``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def _generated_validate(self: Any, params: Any) -> list[str]:
+    """Check ``params`` against the declared parameters of this instance's tool class."""
+    metadata = get_tool_metadata(type(self))
+    if metadata is None:
+        return []
+    return [problem.message for problem in _declared_problems(metadata, params)]
+
+
+def _declared_problems(metadata: ToolMetadata, params: Any) -> list[ParamProblem]:
+    """Validate against what the model is shown: the explicit input schema, else the parameters."""
+    if metadata.input_json_schema is not None:
+        return check_json_schema(params, metadata.input_json_schema)
+    return check_tool_params(params, metadata.parameters)
+
+
+def _describe_location(loc: tuple[str | int, ...]) -> str:
+    """A pydantic error location as ``parameter 'address.zip' field 'min'``."""
+    if not loc:
+        return "metadata"
+    if loc[0] != "parameters" or len(loc) < 2:
+        return "field " + ".".join(str(part) for part in loc)
+    path = [str(loc[1])]
+    rest = list(loc[2:])
+    while rest:
+        if rest[0] == "properties" and len(rest) >= 2:
+            path.append(str(rest[1]))
+            rest = rest[2:]
+        elif rest[0] == "items":
+            path.append("items")
+            rest = rest[1:]
+        else:
+            break
+    where = f"parameter {'.'.join(path)!r}"
+    return where + (f" field {'.'.join(str(part) for part in rest)!r}" if rest else "")
+
+
+def _explain(error: Mapping[str, Any]) -> str:
+    ctx = error.get("ctx") or {}
+    if error["type"] == "literal_error" and error["loc"][-1:] == ("type",):
+        return f"unknown type {error['input']!r}; use one of {ctx.get('expected', '')}"
+    if isinstance(ctx.get("error"), Exception):
+        return str(ctx["error"])
+    return str(error["msg"])
+
+
+def _definition_error(owner: str, exc: ValidationError, data: Mapping[str, Any]) -> ToolDefinitionError:
+    """Turn pydantic's report into one error that names the tool and each bad parameter."""
+    errors = exc.errors()
+    name = data.get("name")
+    if any(tuple(err["loc"]) == ("name",) for err in errors) and isinstance(name, str):
+        if not is_valid_tool_name(name):
+            bad_name = InvalidToolNameError(name)
+            bad_name.args = (f"{owner}: {bad_name.args[0]}",)
+            return bad_name
+    parts = [f"{_describe_location(tuple(err['loc']))}: {_explain(err)}" for err in errors]
+    return ToolDefinitionError(f"{owner}: invalid tool metadata: " + "; ".join(parts))
+
+
+def _build_metadata(
+    owner: str, base: ToolMetadata | Mapping[str, Any] | None, overrides: dict[str, Any]
+) -> ToolMetadata:
+    """Validate metadata (base fields overridden by keyword arguments) into a ``ToolMetadata``."""
+    if isinstance(base, ToolMetadata):
+        data: dict[str, Any] = {field: getattr(base, field) for field in base.model_fields_set}
+    else:
+        data = dict(base or {})
+    data.update({key: value for key, value in overrides.items() if value is not None})
+    try:
+        metadata = ToolMetadata.model_validate(data)
+    except ValidationError as exc:
+        raise _definition_error(owner, exc, data) from None
+    problems = definition_problems(metadata.parameters)
+    if problems:
+        raise ToolDefinitionError(f"{owner}: invalid tool metadata: " + "; ".join(problems))
+    return metadata
+
+
+def _check_execute(cls: type) -> None:
+    raw = inspect.getattr_static(cls, "execute", None)
+    if raw is None or not callable(getattr(cls, "execute", None)):
+        raise ToolDefinitionError(
+            f"Tool class {cls.__qualname__!r} has no execute method; define `def execute(self, params)` "
+            "(sync or async) that runs the tool"
+        )
+    if inspect.isfunction(raw):
+        try:
+            inspect.signature(raw).bind(object(), {})
+        except TypeError as exc:
+            raise ToolDefinitionError(
+                f"Tool class {cls.__qualname__!r}: execute must accept (self, params): {exc}"
+            ) from None
+
+
+def decorate_class(
+    cls: type,
+    metadata: ToolMetadata | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: Mapping[str, ToolParameter | Mapping[str, Any]] | None = None,
+    version: str | None = None,
+    category: str | None = None,
+    tags: list[str] | tuple[str, ...] | None = None,
+    requires_auth: bool | None = None,
+    rate_limit: Any = None,
+    examples: list[dict[str, Any]] | tuple[dict[str, Any], ...] | None = None,
+    input_schema: JSONSchema | None = None,
+    output_schema: JSONSchema | None = None,
+) -> type:
+    """Attach validated tool metadata to ``cls`` and return ``cls`` itself.
+
+    Keyword arguments override the fields of ``metadata``. The name defaults to
+    the class name in snake_case; the description to the cleaned class
+    docstring, else to the name (logged, since models choose tools by their
+    description).
+
+    Raises:
+        ToolDefinitionError: No ``execute``, or invalid metadata (the message
+            names the class and the parameter).
+        InvalidToolNameError: The name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+    """
+    if not isinstance(cls, type):
+        raise ToolDefinitionError(f"decorate_class expects a class, got {type(cls).__name__}")
+    owner = f"Tool class {cls.__qualname__!r}"
+    _check_execute(cls)
+    overrides: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+        "version": version,
+        "category": category,
+        "tags": tags,
+        "requires_auth": requires_auth,
+        "rate_limit": rate_limit,
+        "examples": examples,
+    }
+    if input_schema is not None or output_schema is not None:
+        overrides["schema"] = {"input_json_schema": input_schema, "output_json_schema": output_schema}
+    if metadata is None:
+        overrides["name"] = name or _snake_case(cls.__name__)
+    if description is None and (metadata is None or not metadata.description):
+        doc = cls.__dict__.get("__doc__")
+        if isinstance(doc, str) and doc.strip():
+            overrides["description"] = inspect.cleandoc(doc)
+        else:
+            overrides["description"] = overrides["name"] or (metadata.name if metadata else None)
+    built = _build_metadata(owner, metadata, overrides)
+    if built.description == built.name:
+        logger.warning("tool_name=<%s> | no description or docstring; using the tool name", built.name)
+    setattr(cls, METADATA_ATTR, built)
+    if getattr(cls, "validate", None) is None:
+        cls.validate = _generated_validate  # type: ignore[attr-defined]
+    logger.debug("tool_name=<%s>, tool_class=<%s> | decorated tool class", built.name, cls.__qualname__)
+    return cls
+
+
+def get_tool_metadata(obj: Any) -> ToolMetadata | None:
+    """The ``ToolMetadata`` of a decorated class, its instance or a ``ClassTool``; None otherwise.
+
+    Function and module tools have no ``ToolMetadata`` (their spec is the source
+    of truth), so they give None.
+    """
+    if isinstance(obj, ClassTool):
+        return obj.metadata
+    owner = obj if isinstance(obj, type) else type(obj)
+    found = getattr(owner, METADATA_ATTR, None)
+    return found if isinstance(found, ToolMetadata) else None
+
+
+def is_tool(obj: Any) -> bool:
+    """Whether ``obj`` is a decorated tool class, an instance of one, or any ``AgentTool``."""
+    return isinstance(obj, AgentTool) or get_tool_metadata(obj) is not None
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _finish_awaitable(value: Any) -> Any:
+    """Resolve an awaitable returned by a sync-looking method from synchronous code."""
+    if inspect.isawaitable(value):
+        return run_sync(lambda: _await(value))
+    return value
+
+
+class _FunctionBacked:
+    """The instance behind ``create_tool``: ``execute`` is the given function itself."""
+
+    def __init__(self, execute: Callable[[dict[str, Any]], Any]) -> None:
+        self.execute = execute
+
+
+class ClassTool(AgentTool):
+    """An ``AgentTool`` backed by an instance of a ``@tool``-decorated class."""
+
+    def __init__(self, instance: Any, *, metadata: ToolMetadata | None = None) -> None:
+        """Wrap ``instance``; ``metadata`` defaults to the one its class was decorated with.
+
+        Raises:
+            TypeError: ``instance`` is a class (use ``ClassTool.from_class``).
+            ToolDefinitionError: The instance's class is not a decorated tool class.
+        """
+        super().__init__()
+        if isinstance(instance, type):
+            raise TypeError(f"ClassTool wraps an instance; use ClassTool.from_class({instance.__qualname__})")
+        found = metadata or get_tool_metadata(instance)
+        if found is None:
+            raise ToolDefinitionError(f"{type(instance).__qualname__!r} is not decorated with @tool")
+        execute = getattr(instance, "execute", None)
+        if not callable(execute):
+            raise ToolDefinitionError(f"{type(instance).__qualname__!r} has no callable execute method")
+        self._instance = instance
+        self._metadata: ToolMetadata = found
+        self._execute: Callable[[dict[str, Any]], Any] = execute
+        validate = getattr(type(instance), "validate", None)
+        self._validate: Callable[[dict[str, Any]], Any] | None = (
+            None if validate is None or validate is _generated_validate else instance.validate
+        )
+        self._async = inspect.iscoroutinefunction(execute) or (
+            self._validate is not None and inspect.iscoroutinefunction(self._validate)
+        )
+        self._spec = self._build_spec()
+
+    @classmethod
+    def from_class(cls, tool_class: type, *args: Any, **kwargs: Any) -> ClassTool:
+        """Instantiate ``tool_class(*args, **kwargs)`` and wrap the instance."""
+        if get_tool_metadata(tool_class) is None:
+            raise ToolDefinitionError(f"{tool_class.__qualname__!r} is not decorated with @tool")
+        return cls(tool_class(*args, **kwargs))
+
+    def _build_spec(self) -> ToolSpec:
+        meta = self._metadata
+        input_schema = meta.input_json_schema or parameters_to_json_schema(meta.parameters)
+        spec: ToolSpec = {
+            "name": meta.name,
+            "description": meta.description or meta.name,
+            "inputSchema": {"json": input_schema},
+        }
+        if meta.output_json_schema is not None:
+            spec["outputSchema"] = {"json": meta.output_json_schema}
+        return spec
+
+    @property
+    def tool_name(self) -> str:
+        return self._metadata.name
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        """A fresh copy, so callers cannot alter what the model is shown."""
+        return cast(ToolSpec, _deep_copy(self._spec))
+
+    @property
+    def tool_type(self) -> str:
+        return "class"
+
+    @property
+    def supports_hot_reload(self) -> bool:
+        return True
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """The tool's declared metadata."""
+        return self._metadata
+
+    @property
+    def instance(self) -> Any:
+        """The wrapped instance of the tool class."""
+        return self._instance
+
+    @property
+    def category(self) -> str | None:
+        return self._metadata.category
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self._metadata.tags
+
+    @functools.cached_property
+    def _source(self) -> tuple[str | None, int | None]:
+        target: Any = type(self._instance)
+        if isinstance(self._instance, _FunctionBacked):
+            target = self._execute
+        try:
+            return inspect.getsourcefile(target), inspect.getsourcelines(target)[1]
+        except (OSError, TypeError):
+            code = getattr(inspect.unwrap(self._execute), "__code__", None)
+            if code is None:
+                return None, None
+            return code.co_filename, code.co_firstlineno
+
+    @property
+    def source_file(self) -> str | None:
+        """The file defining the tool class (or the function given to ``create_tool``), if known."""
+        return self._source[0]
+
+    @property
+    def source_line(self) -> int | None:
+        """The line where that definition starts, if known."""
+        return self._source[1]
+
+    def get_display_properties(self) -> dict[str, str]:
+        props = super().get_display_properties()
+        props["Version"] = self._metadata.version
+        if self._metadata.category:
+            props["Category"] = self._metadata.category
+        if self._metadata.tags:
+            props["Tags"] = ", ".join(self._metadata.tags)
+        target: Any = self._execute if isinstance(self._instance, _FunctionBacked) else type(self._instance)
+        props["Class"] = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
+        return props
+
+    def cleanup(self) -> Awaitable[None] | None:
+        """Run the instance's ``cleanup`` (returns its awaitable when it is async)."""
+        method = getattr(self._instance, "cleanup", None)
+        if method is None:
+            return None
+        return cast("Awaitable[None] | None", method())
+
+    def _prepare(self, tool_use_id: str, raw_input: Any) -> tuple[dict[str, Any], ToolResult | None]:
+        """Fill defaults and enforce the declared parameters; the second item is an error result."""
+        params = {} if raw_input is None else raw_input
+        if isinstance(params, Mapping):
+            params = apply_defaults(params, self._metadata.parameters)
+        problems = _declared_problems(self._metadata, params)
+        if problems:
+            return {}, self._invalid(tool_use_id, problems)
+        return params, None
+
+    def _invalid(self, tool_use_id: str, problems: list[ParamProblem]) -> ToolResult:
+        logger.debug("tool_name=<%s>, problems=<%d> | invalid input", self.tool_name, len(problems))
+        text = f"Invalid input for tool '{self.tool_name}':\n" + "\n".join(p.message for p in problems)
+        errors = [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems]
+        payload = {"errors": errors}
+        return error_result(tool_use_id, text, json_content=payload)
+
+    def _failure(self, tool_use_id: str, exc: Exception) -> ToolResult:
+        logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
+        return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+
+    async def _arun(self, tool_use_id: str, raw_input: Any) -> ToolResult:
+        try:
+            prepared, rejected = self._prepare(tool_use_id, raw_input)
+            if rejected is not None:
+                return rejected
+            if self._validate is not None:
+                try:
+                    outcome = self._validate(prepared)
+                    if inspect.isawaitable(outcome):
+                        outcome = await outcome
+                except ValueError as exc:
+                    outcome = [str(exc)]
+                problems = _custom_problems(outcome)
+                if problems:
+                    return self._invalid(tool_use_id, problems)
+            value = self._execute(prepared)
+            if inspect.isawaitable(value):
+                value = await value
+            return to_tool_result(value, tool_use_id)
+        except Exception as exc:
+            return self._failure(tool_use_id, exc)
+
+    def _run(self, tool_use_id: str, raw_input: Any) -> ToolResult:
+        """The same steps as ``_arun`` without an event loop, for sync tools."""
+        try:
+            prepared, rejected = self._prepare(tool_use_id, raw_input)
+            if rejected is not None:
+                return rejected
+            if self._validate is not None:
+                try:
+                    outcome = _finish_awaitable(self._validate(prepared))
+                except ValueError as exc:
+                    outcome = [str(exc)]
+                problems = _custom_problems(outcome)
+                if problems:
+                    return self._invalid(tool_use_id, problems)
+            value = _finish_awaitable(self._execute(prepared))
+            return to_tool_result(value, tool_use_id)
+        except Exception as exc:
+            return self._failure(tool_use_id, exc)
+
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
+        """Validate, then execute; yields exactly one event, the ``ToolResult``."""
+        yield await self._arun(tool_use.get("toolUseId") or new_tool_use_id(), tool_use.get("input"))
+
+    def invoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        """Run the tool synchronously; a sync ``execute`` runs in this thread with no event loop."""
+        tool_use_id = tool_use_id or new_tool_use_id()
+        if not self._async:
+            return self._run(tool_use_id, input)
+
+        def factory() -> Coroutine[Any, Any, ToolResult]:
+            return self._arun(tool_use_id, input)
+
+        return cast(ToolResult, run_sync(factory))
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _deep_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(item) for item in value]
+    return value
+
+
+def _custom(message: str) -> ParamProblem:
+    return ParamProblem(None, message, message)
+
+
+def _custom_problems(outcome: Any) -> list[ParamProblem]:
+    """Normalise what a custom ``validate`` returned (see the module docstring)."""
+    if outcome is None or outcome is True:
+        return []
+    if outcome is False:
+        return [_custom("Validation failed")]
+    if isinstance(outcome, str):
+        return [_custom(outcome)] if outcome else []
+    if isinstance(outcome, Mapping) and "valid" in outcome:
+        if outcome["valid"]:
+            return []
+        return [_custom(str(message)) for message in outcome.get("errors") or ["Validation failed"]]
+    if isinstance(outcome, (list, tuple)):
+        return [_custom(str(message)) for message in outcome]
+    raise TypeError(
+        f"validate() returned {type(outcome).__name__}; return None/True when valid, "
+        "or a list of problem messages"
+    )
+
+
+def create_tool(
+    metadata: ToolMetadata | Mapping[str, Any],
+    execute_fn: Callable[[dict[str, Any]], Any],
+) -> ClassTool:
+    """A ``ClassTool`` from metadata and a plain (sync or async) function taking the params dict.
+
+    Raises:
+        ToolDefinitionError: Invalid metadata or a non-callable ``execute_fn``.
+    """
+    label = metadata.name if isinstance(metadata, ToolMetadata) else metadata.get("name")
+    owner = f"create_tool({label!r})"
+    if not callable(execute_fn):
+        raise ToolDefinitionError(f"{owner}: execute_fn must be callable, got {type(execute_fn).__name__}")
+    built = _build_metadata(owner, metadata, {})
+    if not built.description:
+        built = built.model_copy(update={"description": built.name})
+    return ClassTool(_FunctionBacked(execute_fn), metadata=built)
