@@ -142,8 +142,12 @@ class ToolImporter:
         for index, root in enumerate(roots):
             self._roots[f"r{index}_{_IDENTIFIER.sub('_', root.name) or 'root'}"] = root
         self._root_prefix = {root: f"{self.prefix}.{key}" for key, root in self._roots.items()}
+        self._root_texts = [(root, str(root)) for root in self._roots.values()]
+        self._names: dict[Path, str] = {}
+        self._real_dirs: dict[Path, bool] = {}
         self._deps: dict[str, set[str]] = {}
-        self._sibling_cache: dict[Path, dict[str, str | None]] = {}
+        self._rdeps: dict[str, set[str]] = {}
+        self._sibling_cache: dict[tuple[Path, str], str | None] = {}
         self._fresh: dict[str, str] = {}
         self.executions = 0
         self._builtins_base = dict(builtins.__dict__)
@@ -153,13 +157,18 @@ class ToolImporter:
     # ----------------------------------------------------------------- names
     def root_of(self, path: Path) -> Path | None:
         """The watched folder ``path`` belongs to."""
-        for root in self._roots.values():
-            if path == root or root in path.parents:
+        text = str(path)
+        for root, prefix in self._root_texts:
+            if text == prefix or text.startswith(prefix + os.sep):
                 return root
         return None
 
     def module_name_for(self, path: Path) -> str:
         """The private module name of a file (or package folder) inside a watched folder."""
+        try:
+            return self._names[path]
+        except KeyError:
+            pass
         root = self.root_of(path)
         if root is None:
             raise ValueError(f"{path} is not inside a watched folder")
@@ -169,7 +178,21 @@ class ToolImporter:
             parts[-1] = parts[-1][:-3]
         if parts and parts[-1] == "__init__":
             parts.pop()
-        return ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
+        name = ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
+        if len(self._names) < 100_000:
+            self._names[path] = name
+        return name
+
+    def is_within_root(self, path: Path, root: Path) -> bool:
+        """``is_within``, resolving links only where there are any (cached per folder for the batch)."""
+        if os.path.islink(path):
+            return is_within(path, root)
+        parent = path.parent
+        real = self._real_dirs.get(parent)
+        if real is None:
+            real = is_within(parent, root) and os.path.realpath(parent) == str(parent)
+            self._real_dirs[parent] = real
+        return real or is_within(path, root)
 
     def owns(self, module_name: str) -> bool:
         """Whether a module name belongs to this importer's namespace."""
@@ -219,10 +242,10 @@ class ToolImporter:
         """Compile and run ``source`` as ``module``, with the sibling-aware import hook."""
         code = compile(source, str(path), "exec", dont_inherit=True)
         name = module.__name__
-        self._deps[name] = set()
+        self._set_deps(name, set())
         parent = name.rpartition(".")[0]
         if parent in sys.modules and getattr(sys.modules[parent], "__file__", None):
-            self._deps[name].add(parent)
+            self._add_edge(name, parent)
         module.__dict__["__builtins__"] = self._builtins_for(name, path.parent)
         module.__dict__["__cached__"] = None
         text = importlib.util.decode_source(source)
@@ -233,8 +256,7 @@ class ToolImporter:
 
     def _builtins_for(self, importer_name: str, directory: Path) -> dict[str, Any]:
         own_name = importer_name.rpartition(".")[2]
-        deps = self._deps
-        siblings = self._siblings
+        sibling = self._sibling
 
         def tool_import(
             name: str,
@@ -245,60 +267,58 @@ class ToolImporter:
         ) -> ModuleType:
             if level == 0:
                 top, _, rest = name.partition(".")
-                target = siblings(directory).get(top) if top != own_name else None
+                target = sibling(directory, top) if top != own_name else None
                 if target is None:
                     return _real_import(name, globals, locals, fromlist, level)  # type: ignore[no-any-return]
                 full = f"{target}.{rest}" if rest else target
                 module = importlib.import_module(full)
-                deps.setdefault(importer_name, set()).add(full)
+                self._add_edge(importer_name, full)
                 if fromlist:
                     return _handle_fromlist(module, fromlist, importlib.import_module)  # type: ignore[no-any-return]
                 return sys.modules[target]
             result = _real_import(name, globals, locals, fromlist, level)
             package = (globals or {}).get("__package__") or ""
             resolved = importlib.util.resolve_name("." * level + name, package) if package else ""
-            if resolved:
-                edges = deps.setdefault(importer_name, set())
-                if resolved.startswith(self.prefix):
-                    edges.add(resolved)
+            if resolved.startswith(self.prefix):
+                self._add_edge(importer_name, resolved)
                 for item in fromlist or ():
                     sub = f"{resolved}.{item}"
                     if sub in sys.modules:
-                        edges.add(sub)
+                        self._add_edge(importer_name, sub)
             return result  # type: ignore[no-any-return]
 
         namespace = dict(self._builtins_base)
         namespace["__import__"] = tool_import
         return namespace
 
-    def _siblings(self, directory: Path) -> dict[str, str | None]:
-        """Importable names in ``directory`` → their private module names (cached per batch)."""
-        cached = self._sibling_cache.get(directory)
-        if cached is not None:
-            return cached
-        found: dict[str, str | None] = {}
+    def _sibling(self, directory: Path, name: str) -> str | None:
+        """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
+
+        Looked up per name (two stats at most) and cached for the batch, so an
+        import costs the same in a folder of ten files or of thousands.
+        """
+        key = (directory, name)
+        try:
+            return self._sibling_cache[key]
+        except KeyError:
+            pass
+        found: str | None = None
         root = self.root_of(directory)
-        if root is not None:
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                entries = []
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name == "__pycache__":
-                    continue
-                if entry.name.endswith(".py") and entry.is_file():
-                    stem = entry.name[:-3]
-                    if stem.isidentifier() and stem != "__init__" and is_within(Path(entry.path), root):
-                        found[stem] = self.module_name_for(Path(entry.path))
-                elif entry.name.isidentifier() and entry.is_dir() and is_within(Path(entry.path), root):
-                    found.setdefault(entry.name, self.module_name_for(Path(entry.path)))
-        self._sibling_cache[directory] = found
+        if root is not None and name.isidentifier() and name != "__init__":
+            file = directory / f"{name}.py"
+            package = directory / name
+            if file.is_file() and is_within(file, root):
+                found = self.module_name_for(file)
+            elif package.is_dir() and is_within(package, root):
+                found = self.module_name_for(package)
+        self._sibling_cache[key] = found
         return found
 
     # ------------------------------------------------------------- public API
     def begin_batch(self) -> None:
         """Forget per-batch caches: sibling listings and which modules ran in this batch."""
         self._sibling_cache.clear()
+        self._real_dirs.clear()
         self._fresh.clear()
 
     def fresh_module(self, module_name: str, content_hash: str) -> ModuleType | None:
@@ -332,7 +352,7 @@ class ToolImporter:
             else:
                 sys.modules.pop(name, None)
             if previous_deps is not None:
-                self._deps[name] = previous_deps
+                self._set_deps(name, previous_deps)
             raise
         setattr(parent, child, module)
         return module
@@ -341,7 +361,7 @@ class ToolImporter:
         """Drop modules from ``sys.modules`` (deleted files, or helpers to re-run on next import)."""
         for name in module_names:
             module = sys.modules.pop(name, None)
-            self._deps.pop(name, None)
+            self._set_deps(name, None)
             parent_name, _, child = name.rpartition(".")
             parent = sys.modules.get(parent_name)
             if module is not None and parent is not None and getattr(parent, child, None) is module:
@@ -349,18 +369,31 @@ class ToolImporter:
 
     def dependents(self, module_names: Iterable[str]) -> set[str]:
         """Every module that imports one of ``module_names``, directly or transitively."""
-        reverse: dict[str, set[str]] = {}
-        for importer, imported in self._deps.items():
-            for name in imported:
-                reverse.setdefault(name, set()).add(importer)
         result: set[str] = set()
         stack = list(module_names)
         while stack:
-            for importer in reverse.get(stack.pop(), ()):
+            for importer in self._rdeps.get(stack.pop(), ()):
                 if importer not in result:
                     result.add(importer)
                     stack.append(importer)
         return result
+
+    def _add_edge(self, importer: str, imported: str) -> None:
+        self._deps.setdefault(importer, set()).add(imported)
+        self._rdeps.setdefault(imported, set()).add(importer)
+
+    def _set_deps(self, importer: str, imported: set[str] | None) -> None:
+        """Replace the recorded imports of ``importer`` (None forgets it), keeping the reverse index in step."""
+        for old in self._deps.pop(importer, ()):
+            users = self._rdeps.get(old)
+            if users is not None:
+                users.discard(importer)
+                if not users:
+                    del self._rdeps[old]
+        if imported is not None:
+            self._deps[importer] = set()
+            for name in imported:
+                self._add_edge(importer, name)
 
     def dependencies(self, module_name: str) -> frozenset[str]:
         """The private modules ``module_name`` imported on its last load."""
@@ -371,5 +404,6 @@ class ToolImporter:
         for name in [n for n in sys.modules if self.owns(n)]:
             sys.modules.pop(name, None)
         self._deps.clear()
+        self._rdeps.clear()
         self._fresh.clear()
         _FINDER.importers.pop(self.tag, None)

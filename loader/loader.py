@@ -150,8 +150,11 @@ class ToolLoader:
         self._importer = ToolImporter(self.paths)
         self._worker = ImportWorker()
         self._records: dict[Path, _FileRecord] = {}
+        self._by_module: dict[str, Path] = {}
         self._owners: dict[str, Path] = {}
         self._registered: dict[str, AgentTool] = {}
+        self._claimants: dict[str, dict[Path, int]] = {}
+        self._dirty_names: set[str] = set()
         self._statuses: dict[Path, FileStatus] = {}
         self._listeners: list[Callable[[LoaderEvent], None]] = []
         self._listeners_lock = threading.Lock()
@@ -395,7 +398,7 @@ class ToolLoader:
                 record = self._records.get(path)
                 is_init = path.name == "__init__.py"
                 exists = path.is_file() and (is_init or self._is_source(path, root))
-                if exists and not is_within(path, root):
+                if exists and not self._importer.is_within_root(path, root):
                     self._refuse_link(path, root, outcomes)
                     continue
                 if is_init:
@@ -479,7 +482,7 @@ class ToolLoader:
                     record = self._records.get(path)
                     if path.name == "__init__.py" or path in present or (record is not None and not record.removed):
                         continue
-                    if not is_within(path, root):
+                    if not self._importer.is_within_root(path, root):
                         continue
                     try:
                         present[path] = (path.read_bytes(), _signature(path))
@@ -487,7 +490,21 @@ class ToolLoader:
                         continue
 
     def _module_paths(self) -> dict[str, Path]:
-        return {r.module_name: p for p, r in self._records.items() if not r.removed}
+        return self._by_module
+
+    def _set_claims(self, record: _FileRecord, claims: dict[str, int]) -> None:
+        """Change the names a file claims, keeping the name → claimants index in step."""
+        self._dirty_names.update(record.claims)
+        self._dirty_names.update(claims)
+        for key in record.claims:
+            waiting = self._claimants.get(key)
+            if waiting is not None:
+                waiting.pop(record.path, None)
+                if not waiting:
+                    del self._claimants[key]
+        record.claims = claims
+        for key, order in claims.items():
+            self._claimants.setdefault(key, {})[record.path] = order
 
     def _load_order(self, paths: list[Path]) -> list[Path]:
         """Dependencies first (by what each module imported last time), then by path."""
@@ -515,6 +532,7 @@ class ToolLoader:
             assert root is not None
             record = _FileRecord(path=path, root=root, module_name=self._importer.module_name_for(path))
             self._records[path] = record
+            self._by_module[record.module_name] = path
         return record
 
     def _refuse_link(self, path: Path, root: Path, outcomes: dict[Path, _Outcome]) -> None:
@@ -529,15 +547,16 @@ class ToolLoader:
             None,
         )
         record.discovered = {}
-        record.claims = {}
+        self._set_claims(record, {})
 
     def _remove_file(self, path: Path, outcomes: dict[Path, _Outcome]) -> None:
         record = self._records[path]
         outcomes.setdefault(path, _Outcome(self._statuses.get(path), touched=True))
         record.removed = True
+        self._by_module.pop(record.module_name, None)
         record.state = FileState.REMOVED
         record.discovered = {}
-        record.claims = {}
+        self._set_claims(record, {})
         record.error = None
         record.empty_since = None
         record.pending_empty_hash = None
@@ -602,9 +621,10 @@ class ToolLoader:
 
     def _accept_tools(self, record: _FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
         record.discovered = tools
-        record.claims = {
-            name: record.claims.get(name, next(_claim_counter)) for name in (_normalise(n) for n in tools)
-        }
+        self._set_claims(
+            record,
+            {name: record.claims.get(name, next(_claim_counter)) for name in (_normalise(n) for n in tools)},
+        )
         record.content_hash = content_hash
         record.loaded_at = time.time()
         record.error = None
@@ -668,27 +688,15 @@ class ToolLoader:
     # ----------------------------------------------------------- commit
     def _commit(self, outcomes: dict[Path, _Outcome]) -> None:
         """Decide every affected name's owner, swap the registry once, then announce."""
-        touched = {p for p, o in outcomes.items() if o.touched}
-        affected: set[str] = set()
-        for path in touched:
-            record = self._records[path]
-            affected.update(record.claims)
-            affected.update(n for n, owner in self._owners.items() if owner == path)
+        affected, self._dirty_names = self._dirty_names, set()
 
-        claimants: dict[str, list[tuple[int, Path]]] = {}
-        if affected:
-            for path, record in self._records.items():
-                if record.removed:
-                    continue
-                for key, order in record.claims.items():
-                    if key in affected:
-                        claimants.setdefault(key, []).append((order, path))
+        claimants = {key: sorted((order, path) for path, order in self._claimants.get(key, {}).items()) for key in affected}
 
         old_owners = dict(self._owners)
         for key in affected:
             current = self._owners.get(key)
-            candidates = sorted(claimants.get(key, []))
-            if current is not None and any(path == current for _, path in candidates):
+            candidates = claimants[key]
+            if current is not None and current in self._claimants.get(key, {}):
                 continue
             if candidates:
                 self._owners[key] = candidates[0][1]
@@ -701,7 +709,7 @@ class ToolLoader:
                 if path is not None and path not in outcomes:
                     outcomes[path] = _Outcome(self._statuses.get(path), touched=True)
         for key in affected:
-            for _, path in claimants.get(key, []):
+            for _, path in claimants[key]:
                 if path not in outcomes:
                     outcomes[path] = _Outcome(self._statuses.get(path), touched=True)
 
@@ -723,8 +731,9 @@ class ToolLoader:
                 if new_tool is not None and new_path is not None:
                     upserts.append((new_tool, new_path))
                     changes.append(("replaced" if old_tool else "added", new_tool, old_tool, new_path))
-            for name, _tool in removals:
-                batch.unregister(name)
+            for name, tool in removals:
+                if batch.get(name) is tool:  # someone may have unregistered it by hand
+                    batch.unregister(name)
             for tool, path in upserts:
                 batch.replace(tool, source=str(path))
         for key in affected:
@@ -772,8 +781,7 @@ class ToolLoader:
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)
-            previous_status = next((o.before for p, o in outcomes.items() if p == event.path), None)
-            self._notify("tool_loader_file_status_changed", status=event.status, previous=previous_status)
+            self._notify("tool_loader_file_status_changed", status=event.status, previous=outcomes[event.path].before)
             for listener in self._listeners:
                 try:
                     listener(event)
