@@ -1,0 +1,76 @@
+"""Docstrings → a tool description and per-parameter descriptions.
+
+Parsing is delegated to ``docstring_parser`` (Google, reST and NumPy styles are
+detected automatically). The description a model sees is the summary and the
+long description only: parameter, return, raise, example and note sections are
+dropped, because parameters are already described in the input schema and the
+other sections are written for human readers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import docstring_parser
+
+__all__ = ["ParsedDocstring", "docstring_of", "parse_docstring"]
+
+logger = logging.getLogger(__name__)
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocstring:
+    """What a tool needs from a docstring.
+
+    Attributes:
+        description: Summary plus long description ("" when there is none).
+        params: Parameter name → description, for documented parameters with a description.
+    """
+
+    description: str = ""
+    params: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
+
+def parse_docstring(text: str | None) -> ParsedDocstring:
+    """Parse a docstring in any of the Google, reST or NumPy styles.
+
+    A docstring the parser rejects is kept whole as the description, so a
+    malformed section never costs the tool its description.
+    """
+    if not text or not text.strip():
+        return ParsedDocstring()
+    cleaned = inspect.cleandoc(text)
+    try:
+        # The leading newline lets a docstring that opens with a section ("Args:") parse as one.
+        parsed = docstring_parser.parse("\n" + cleaned)
+    except docstring_parser.ParseError as exc:
+        logger.debug("error=<%s> | docstring not parseable, using it verbatim", exc)
+        return ParsedDocstring(description=cleaned.strip())
+
+    parts: list[str] = []
+    if parsed.short_description:
+        parts.append(parsed.short_description.strip())
+    if parsed.long_description:
+        # Keep the author's layout: a summary wrapped onto the next line stays joined by one newline.
+        separator = "\n\n" if parsed.blank_after_short_description or not parts else "\n"
+        if parts:
+            parts.append(separator)
+        parts.append(parsed.long_description.strip())
+    params = {
+        param.arg_name: param.description.strip()
+        for param in parsed.params
+        if param.description and param.description.strip()
+    }
+    return ParsedDocstring(description="".join(parts), params=MappingProxyType(params))
+
+
+def docstring_of(obj: Any) -> ParsedDocstring:
+    """Parse the docstring of a function, method or class (``inspect.getdoc`` rules)."""
+    return parse_docstring(inspect.getdoc(obj))
