@@ -1,5 +1,9 @@
-"""Hot-reloading tool-directory loader for AI-agent tools."""
+"""Hot-reloading tool-directory loader for AI-agent tools.
 
+Everything a user imports lives here; the submodules are the implementation.
+"""
+
+from .class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .decorator import tool
 from .errors import (
     DuplicateToolError,
@@ -10,6 +14,14 @@ from .errors import (
     ToolNotFoundError,
     ToolSignatureError,
 )
+from .function_tool import FunctionTool
+from .hookspecs import hookimpl, hookspec
+from .loader import LoaderConfig, ToolLoader
+from .metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema
+from .module_tool import ModuleTool
+from .params import validate_tool_params
+from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .types import (
     AgentTool,
     JSONSchema,
@@ -24,12 +36,30 @@ from .types import (
     ToolSpec,
     ToolUse,
 )
+from .watcher import WatchTimings
+
+__version__ = "0.1.0"
 
 __all__ = [
     "AgentTool",
+    "ChangeKind",
+    "ClassTool",
     "DuplicateToolError",
+    "FileState",
+    "FileStatus",
+    "FunctionTool",
     "InvalidToolNameError",
     "JSONSchema",
+    "LoadErrorInfo",
+    "LoaderConfig",
+    "LoaderEvent",
+    "LoaderEventKind",
+    "ModuleTool",
+    "RateLimit",
+    "RegistryChange",
+    "RegistryChangeSet",
+    "RegistrySnapshot",
+    "ScanReport",
     "Tool",
     "ToolChoice",
     "ToolConfig",
@@ -37,13 +67,26 @@ __all__ = [
     "ToolDefinitionError",
     "ToolGenerator",
     "ToolLoadError",
+    "ToolLoader",
     "ToolLoaderError",
+    "ToolMetadata",
     "ToolNotFoundError",
+    "ToolParameter",
+    "ToolRegistry",
     "ToolResult",
     "ToolResultContent",
     "ToolResultStatus",
+    "ToolSchema",
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
+    "WatchTimings",
+    "__version__",
+    "create_tool",
+    "get_tool_metadata",
+    "hookimpl",
+    "hookspec",
+    "is_tool",
     "tool",
+    "validate_tool_params",
 ]

@@ -11,8 +11,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
 from .errors import InvalidToolNameError, ToolDefinitionError
 from .results import error_result, to_tool_result
+from .validation import invalid_input_result, problems_from_jsonschema
 from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id, run_sync
 
 __all__ = ["ModuleTool", "validate_tool_spec"]
@@ -61,6 +65,7 @@ class ModuleTool(AgentTool):
         self._spec = spec
         self._function = function
         self._is_async = inspect.iscoroutinefunction(function)
+        self._validator = _validator_for(spec)
         self.source_file = source_file
         try:
             self.source_line: int | None = inspect.getsourcelines(function)[1]
@@ -102,8 +107,21 @@ class ModuleTool(AgentTool):
         logger.exception("tool_name=<%s> | module tool raised", self.tool_name)
         return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
 
+    def _invalid(self, input: Any, tool_use_id: str) -> ToolResult | None:
+        """An error result if the input breaks the spec's schema (Strands would pass it on unchecked)."""
+        if self._validator is None:
+            return None
+        errors = list(self._validator.iter_errors({} if input is None else input))
+        if not errors:
+            return None
+        return invalid_input_result(tool_use_id, self.tool_name, problems_from_jsonschema(errors))
+
     async def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
         tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
+        invalid = self._invalid(tool_use.get("input"), tool_use_id)
+        if invalid is not None:
+            yield invalid
+            return
         try:
             if self._is_async:
                 value = await self._function(tool_use, **invocation_state)
@@ -128,6 +146,9 @@ class ModuleTool(AgentTool):
                 )
             )
         use_id = tool_use_id or new_tool_use_id()
+        invalid = self._invalid(input, use_id)
+        if invalid is not None:
+            return invalid
         tool_use: ToolUse = {"toolUseId": use_id, "name": self.tool_name, "input": {} if input is None else input}
         state = dict(invocation_state or {})
         if agent is not None:
@@ -136,3 +157,15 @@ class ModuleTool(AgentTool):
             return self._finish(self._function(tool_use, **state), use_id)
         except Exception as exc:
             return self._failure(exc, use_id)
+
+
+def _validator_for(spec: ToolSpec) -> Any:
+    """A validator for the spec's input schema, or None when the schema itself is not valid JSON Schema."""
+    schema = spec["inputSchema"]["json"]
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        logger.warning("tool_name=<%s> | input schema is not valid JSON Schema, input is not checked: %s",
+                       spec["name"], exc.message)
+        return None
+    return Draft202012Validator(schema)

@@ -38,6 +38,8 @@ def success_result(tool_use_id: str, content: list[ToolResultContent]) -> ToolRe
 
 def _jsonable(value: Any) -> tuple[bool, Any]:
     """Convert to a JSON-compatible value if that can be done faithfully."""
+    if value is None or type(value) in (int, float, bool):
+        return True, value
     if isinstance(value, BaseModel):
         return True, value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

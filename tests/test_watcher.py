@@ -1,0 +1,167 @@
+"""Events to settled batches: the scheduler's timing rules, driven by a fake event source.
+
+The real observer is exercised by tests/test_contract.py; here watchdog event
+objects are built by hand so the rules can be checked without the filesystem.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from support import eventually
+from watchdog.events import (
+    DirCreatedEvent,
+    FileClosedEvent,
+    FileClosedNoWriteEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileOpenedEvent,
+)
+
+from loader.watcher import ChangeScheduler, FolderWatcher, WatchTimings
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.batches: list[set[Path]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, paths: set[Path]) -> None:
+        with self.lock:
+            self.batches.append(set(paths))
+
+
+def test_latest_event_decides_and_paths_coalesce() -> None:
+    record = Recorder()
+    scheduler = ChangeScheduler(record)
+    scheduler.note(Path("/a.py"), 5.0)
+    scheduler.note(Path("/a.py"), 0.01)  # a later, shorter window replaces the long one
+    scheduler.note_many([Path("/b.py"), Path("/c.py")], 0.01)
+    assert scheduler.pending() == 3
+    scheduler.start()
+    try:
+        assert scheduler.wait_idle(5)
+        assert record.batches == [{Path("/a.py"), Path("/b.py"), Path("/c.py")}]
+    finally:
+        scheduler.stop()
+
+
+def test_a_new_event_postpones_a_due_path() -> None:
+    record = Recorder()
+    scheduler = ChangeScheduler(record)
+    scheduler.note(Path("/a.py"), 0.01)
+    scheduler.note(Path("/a.py"), 0.3)
+    scheduler.start()
+    try:
+        assert not scheduler.wait_idle(0.1)
+        assert record.batches == []
+        assert scheduler.wait_idle(5)
+        assert record.batches == [{Path("/a.py")}]
+    finally:
+        scheduler.stop()
+
+
+def test_tasks_run_on_the_scheduler_thread_and_count_for_idle() -> None:
+    threads: list[str] = []
+    scheduler = ChangeScheduler(Recorder(), name="sched-test")
+    scheduler.start()
+    try:
+        scheduler.submit(lambda: threads.append(threading.current_thread().name))
+        assert scheduler.wait_idle(5)
+        assert threads == ["sched-test"]
+    finally:
+        scheduler.stop()
+
+
+def test_a_failing_batch_is_logged_and_the_thread_carries_on() -> None:
+    calls: list[set[Path]] = []
+
+    def apply(paths: set[Path]) -> None:
+        calls.append(paths)
+        if len(calls) == 1:
+            raise RuntimeError("bad batch")
+
+    scheduler = ChangeScheduler(apply)
+    scheduler.start()
+    try:
+        scheduler.note(Path("/x.py"), 0)
+        assert scheduler.wait_idle(5)
+        scheduler.note(Path("/y.py"), 0)
+        assert scheduler.wait_idle(5)
+        assert calls == [{Path("/x.py")}, {Path("/y.py")}]
+    finally:
+        scheduler.stop()
+
+
+def test_tick_runs_periodically_when_idle() -> None:
+    ticks = threading.Event()
+    scheduler = ChangeScheduler(Recorder(), tick=ticks.set, tick_interval=0.02)
+    scheduler.start()
+    try:
+        assert ticks.wait(5)
+    finally:
+        scheduler.stop()
+
+
+class FakeScheduler:
+    def __init__(self) -> None:
+        self.noted: list[tuple[Path, float]] = []
+
+    def note(self, path: Path, delay: float) -> None:
+        self.noted.append((path, delay))
+
+
+def _watcher() -> tuple[FolderWatcher, FakeScheduler, list[Path]]:
+    fake = FakeScheduler()
+    dirs: list[Path] = []
+    timings = WatchTimings(settle=0.001, debounce=0.2, disappear_grace=0.3)
+    watcher = FolderWatcher(fake, timings, recursive=True, on_dir=dirs.append)  # type: ignore[arg-type]
+    return watcher, fake, dirs
+
+
+def test_event_kinds_map_to_their_windows() -> None:
+    watcher, fake, dirs = _watcher()
+    watcher._on_event(FileCreatedEvent("/t/a.py"))
+    watcher._on_event(FileModifiedEvent("/t/a.py"))
+    watcher._on_event(FileClosedEvent("/t/a.py"))
+    watcher._on_event(FileDeletedEvent("/t/b.py"))
+    watcher._on_event(FileMovedEvent("/t/c.py.tmp", "/t/c.py"))
+    watcher._on_event(FileOpenedEvent("/t/a.py"))
+    watcher._on_event(FileClosedNoWriteEvent("/t/a.py"))
+    watcher._on_event(DirCreatedEvent("/t/sub"))
+    assert fake.noted == [
+        (Path("/t/a.py"), 0.2),
+        (Path("/t/a.py"), 0.2),
+        (Path("/t/a.py"), 0.001),
+        (Path("/t/b.py"), 0.3),
+        (Path("/t/c.py.tmp"), 0.3),
+        (Path("/t/c.py"), 0.001),
+    ]
+    assert dirs == [Path("/t/sub")]
+
+
+def test_real_observer_watch_survives_folder_recreation(tmp_path: Path) -> None:
+    record = Recorder()
+    scheduler = ChangeScheduler(record)
+    watcher = FolderWatcher(scheduler, WatchTimings(), recursive=True, on_dir=lambda p: None)
+    folder = tmp_path / "w"
+    watcher.start()
+    scheduler.start()
+    try:
+        assert not watcher.ensure_watch(folder)  # missing folder: nothing to watch yet
+        folder.mkdir()
+        assert watcher.ensure_watch(folder)
+        assert not watcher.ensure_watch(folder)  # already watched
+        (folder / "a.py").write_text("x = 1\n")
+        eventually(lambda: any(folder / "a.py" in b for b in record.batches))
+        folder.rename(tmp_path / "old")
+        folder.mkdir()
+        assert watcher.ensure_watch(folder)  # a new inode gets a new watch
+        (folder / "b.py").write_text("x = 2\n")
+        eventually(lambda: any(folder / "b.py" in b for b in record.batches))
+    finally:
+        scheduler.stop()
+        watcher.stop()
