@@ -269,7 +269,7 @@ class ToolImporter:
                 top, _, rest = name.partition(".")
                 target = sibling(directory, top) if top != own_name else None
                 if target is None:
-                    return _real_import(name, globals, locals, fromlist, level)  # type: ignore[no-any-return]
+                    return _real_import(name, globals, locals, fromlist, level)
                 full = f"{target}.{rest}" if rest else target
                 module = importlib.import_module(full)
                 self._add_edge(importer_name, full)
@@ -285,7 +285,7 @@ class ToolImporter:
                     sub = f"{resolved}.{item}"
                     if sub in sys.modules:
                         self._add_edge(importer_name, sub)
-            return result  # type: ignore[no-any-return]
+            return result
 
         namespace = dict(self._builtins_base)
         namespace["__import__"] = tool_import

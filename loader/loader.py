@@ -10,6 +10,7 @@ the file that had it first.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -231,7 +232,7 @@ class ToolLoader:
         self._scheduler.start()
         for root in self.paths:
             if self._watcher.ensure_watch(root):
-                self._scheduler.submit(lambda root=root: self._reconcile(root))
+                self._scheduler.submit(functools.partial(self._reconcile, root))
 
     def stop(self) -> None:
         """Stop watching (tools stay registered)."""
@@ -479,8 +480,8 @@ class ToolLoader:
         if missing and self._watching:
             for root in self.paths:
                 for path in self._list_sources(root):
-                    record = self._records.get(path)
-                    if path.name == "__init__.py" or path in present or (record is not None and not record.removed):
+                    known = self._records.get(path)
+                    if path.name == "__init__.py" or path in present or (known is not None and not known.removed):
                         continue
                     if not self._importer.is_within_root(path, root):
                         continue
@@ -731,18 +732,18 @@ class ToolLoader:
                 if new_tool is not None and new_path is not None:
                     upserts.append((new_tool, new_path))
                     changes.append(("replaced" if old_tool else "added", new_tool, old_tool, new_path))
-            for name, tool in removals:
-                if batch.get(name) is tool:  # someone may have unregistered it by hand
+            for name, removed in removals:
+                if batch.get(name) is removed:  # someone may have unregistered it by hand
                     batch.unregister(name)
-            for tool, path in upserts:
-                batch.replace(tool, source=str(path))
+            for upserted, source in upserts:
+                batch.replace(upserted, source=str(source))
         for key in affected:
-            new_path = self._owners.get(key)
-            tool = self._records[new_path].discovered.get(self._exact(new_path, key)) if new_path else None
-            if tool is None:
+            owner = self._owners.get(key)
+            serving = self._records[owner].discovered.get(self._exact(owner, key)) if owner else None
+            if serving is None:
                 self._registered.pop(key, None)
             else:
-                self._registered[key] = tool
+                self._registered[key] = serving
 
         self._publish(outcomes, changes)
 
@@ -770,8 +771,8 @@ class ToolLoader:
                 events.append(self._event_for(record, status, before, outcome))
         self._statuses = statuses
 
-        for kind, tool, previous, path in changes:
-            where = path if path is not None else Path("?")
+        for kind, tool, previous, source in changes:
+            where = source if source is not None else Path("?")
             if kind == "added" and tool is not None:
                 self._notify("tool_loader_tool_added", tool=tool, path=where)
             elif kind == "replaced" and tool is not None and previous is not None:

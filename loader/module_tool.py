@@ -89,6 +89,11 @@ class ModuleTool(AgentTool):
         return True
 
     @property
+    def is_async(self) -> bool:
+        """Whether the function is a coroutine function (servers run it on their event loop)."""
+        return self._is_async
+
+    @property
     def function(self) -> Callable[..., Any]:
         """The module function that implements the tool."""
         return self._function
