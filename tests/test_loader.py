@@ -320,3 +320,44 @@ def test_invalid_tool_names_fail_the_file(tools_dir: Path, make_loader, name: st
     status = ld.status()[0]
     assert status.state is FileState.FAILED
     assert status.error is not None and "Invalid tool name" in status.error.message
+
+
+def test_third_party_plugins_load_from_the_entry_point_group(
+    tmp_path: Path, tools_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A distribution that declares a ``tool_loader.plugins`` entry point is picked up by every loader."""
+    site = tmp_path / "site"
+    write(
+        site / "shouting_plugin.py",
+        """
+        from loader.hookspecs import hookimpl
+
+        @hookimpl
+        def tool_loader_is_tool_source(path, root):
+            return False if path.name.startswith("draft_") else None
+        """,
+    )
+    dist = site / "shouting_plugin-1.0.dist-info"
+    write(dist / "METADATA", "Metadata-Version: 2.1\nName: shouting-plugin\nVersion: 1.0\n")
+    write(dist / "entry_points.txt", "[tool_loader.plugins]\nshouting = shouting_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    write(tools_dir / "draft_idea.py", function_tool_source("draft_idea"))
+    write(tools_dir / "final.py", function_tool_source("final"))
+    config = LoaderConfig(entry_point_plugins=True)
+    ld = make_loader_with(tools_dir, config)
+    try:
+        assert ld.registry.names() == ("final",)
+        assert ld.plugin_manager.has_plugin("shouting")
+    finally:
+        ld.close()
+    without = make_loader_with(tools_dir, LoaderConfig(entry_point_plugins=False))
+    try:
+        assert without.registry.names() == ("draft_idea", "final")
+    finally:
+        without.close()
+
+
+def make_loader_with(folder: Path, config: LoaderConfig) -> ToolLoader:
+    loader = ToolLoader([folder], config=config)
+    loader.scan()
+    return loader
