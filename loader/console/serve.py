@@ -7,7 +7,6 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-import anyio
 from rich.console import Console
 
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
@@ -74,10 +73,14 @@ def run(args: argparse.Namespace) -> int:
     if not str(args.path).startswith("/"):
         raise UsageError(f"--path must start with '/', got {args.path!r}")
     try:
-        from ..loader import ToolLoader
+        import anyio
+
         from ..mcp_server import MCPToolServer
     except ImportError as exc:
-        raise UsageError(f"{exc}") from exc
+        raise UsageError(
+            f"`tool-loader serve` needs the MCP SDK ({exc}); install it with: pip install 'tool-loader[mcp]'"
+        ) from exc
+    from ..loader import ToolLoader
 
     console = stderr_console()
     loader = ToolLoader(dirs)
