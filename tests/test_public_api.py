@@ -23,3 +23,18 @@ def test_builtin_plugins_install_under_the_loader_package() -> None:
     for module_name in BUILTIN_PLUGINS:
         assert module_name.startswith("loader.plugins.")
         importlib.import_module(module_name)
+
+
+def test_core_and_cli_do_not_need_the_optional_extras(tmp_path) -> None:
+    """``import loader`` and building the CLI parser never import mcp, anyio or strands (optional extras)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, loader, loader.cli\n"
+        "loader.cli.build_parser()\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'anyio', 'strands', 'uvicorn'))\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert out.stdout.strip() == "[]"
