@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
+from rich.markup import escape
+
 from .console.common import UsageError, stderr_console
 
 __all__ = ["build_parser", "main"]
@@ -24,6 +26,12 @@ class _CommandModule(Protocol):
 
 # command name -> module under loader.console; each module has HELP, add_arguments(parser), run(args) -> int
 COMMANDS: dict[str, str] = {
+    "list": "loader.console.list_cmd",
+    "watch": "loader.console.watch",
+    "call": "loader.console.call",
+    "inspect": "loader.console.inspect_cmd",
+    "check": "loader.console.check",
+    "new": "loader.console.new",
     "serve": "loader.console.serve",
 }
 
@@ -54,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except UsageError as exc:
-        stderr_console().print(f"[bold red]error:[/] {exc}", highlight=False)
+        stderr_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         return 0

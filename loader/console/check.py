@@ -1,0 +1,238 @@
+"""``tool-loader check``: a linter for tool folders, for CI.
+
+Errors: files that fail to load (including invalid tool names, which the loader
+refuses), files stuck importing, and names two files define. Warnings (errors
+with ``--strict``): tools without a real description, parameters without a
+description (the generated ``"Parameter <name>"`` counts as none), and
+docstrings documenting parameters the function does not have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import docstring_parser
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from ..loader import ToolLoader
+from ..status import FileState, FileStatus, ScanReport
+from ..types import AgentTool
+from .common import add_dirs_argument, stderr_console, stdout_console
+from .render import (
+    display_path,
+    existing_dirs,
+    input_properties,
+    load_tools,
+    location,
+    quiet_logs,
+    tool_description,
+    tool_source,
+)
+
+__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "run"]
+
+HELP = "lint the tool folders: load errors, conflicts, names, descriptions, docstrings (exit 1 on errors)"
+
+ERROR = "error"
+WARNING = "warning"
+_DOC_PARAM_SECTIONS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword"})
+_INVALID_NAME = re.compile(r"invalid tool name", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem, pointing at the line to fix."""
+
+    severity: str
+    code: str
+    file: str | None
+    line: int | None
+    message: str
+    tool: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``file:line`` relative to the working directory."""
+        return location(self.file, self.line)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``check [DIR...] [--strict]``."""
+    add_dirs_argument(parser)
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+
+
+def _file_findings(statuses: Iterable[FileStatus]) -> list[Finding]:
+    found: list[Finding] = []
+    for status in statuses:
+        error = status.error
+        if status.state in (FileState.FAILED, FileState.STUCK) and error is not None:
+            code = "stuck" if status.state is FileState.STUCK else "load-failed"
+            if error.exc_type == "InvalidToolNameError" or _INVALID_NAME.search(error.message):
+                code = "invalid-name"
+            found.append(
+                Finding(
+                    ERROR,
+                    code,
+                    error.file or str(status.path),
+                    error.line,
+                    f"{error.exc_type}: {error.message}",
+                )
+            )
+        elif status.state is FileState.CONFLICT:
+            for name, owner in status.conflicts:
+                found.append(
+                    Finding(
+                        ERROR,
+                        "conflict",
+                        str(status.path),
+                        None,
+                        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it",
+                        name,
+                    )
+                )
+    return found
+
+
+def _function_name(tool: AgentTool) -> str | None:
+    function = getattr(tool, "original_function", None) or getattr(tool, "function", None)
+    name = getattr(function, "__name__", None)
+    return name if isinstance(name, str) else None
+
+
+def _documented_parameters(function: Any) -> list[str]:
+    """Parameter names the function's docstring documents (Google, reST or NumPy)."""
+    doc = inspect.getdoc(function)
+    if not doc:
+        return []
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:
+        return []
+    names: list[str] = []
+    for param in parsed.params:
+        if param.args and param.args[0] in _DOC_PARAM_SECTIONS and param.arg_name:
+            names.append(param.arg_name.split()[0].lstrip("*"))
+    return names
+
+
+def _tool_findings(tool: AgentTool, loader: ToolLoader) -> list[Finding]:
+    found: list[Finding] = []
+    name = tool.tool_name
+    file, line = tool_source(tool, loader)
+    description = tool_description(tool).strip()
+    if not description or description in {name, _function_name(tool)}:
+        found.append(
+            Finding(
+                WARNING,
+                "no-description",
+                file,
+                line,
+                f"tool {name!r} has no description (write a docstring: the model chooses tools by it)",
+                name,
+            )
+        )
+    properties, _required = input_properties(tool.tool_spec)
+    for parameter, schema in properties.items():
+        text = schema.get("description") if isinstance(schema, dict) else None
+        if not isinstance(text, str) or not text.strip() or text.strip() == f"Parameter {parameter}":
+            found.append(
+                Finding(
+                    WARNING,
+                    "parameter-description",
+                    file,
+                    line,
+                    f"tool {name!r}: parameter {parameter!r} has no description (document it under Args:)",
+                    name,
+                )
+            )
+    function = getattr(tool, "original_function", None)
+    if tool.tool_type == "function" and callable(function):
+        try:
+            accepted = set(inspect.signature(function).parameters)
+        except (TypeError, ValueError):
+            accepted = set()
+        for documented in _documented_parameters(function):
+            if accepted and documented not in accepted:
+                found.append(
+                    Finding(
+                        WARNING,
+                        "docstring-parameter",
+                        file,
+                        line,
+                        f"tool {name!r}: the docstring documents {documented!r}, which is not a parameter "
+                        "of the function",
+                        name,
+                    )
+                )
+    return found
+
+
+def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = False) -> list[Finding]:
+    """Every finding for a scanned loader, sorted by file and line; warnings become errors if ``strict``."""
+    found = _file_findings(report.files)
+    for tool in loader.registry.snapshot().tools():
+        found.extend(_tool_findings(tool, loader))
+    if strict:
+        found = [replace(f, severity=ERROR) if f.severity == WARNING else f for f in found]
+    return sorted(found, key=lambda f: (display_path(f.file), f.line or 0, f.severity, f.message))
+
+
+def _table(findings: list[Finding]) -> Table:
+    table = Table(
+        title="Findings",
+        title_justify="left",
+        title_style="bold",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+    )
+    table.add_column("location", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("check", no_wrap=True, style="dim")
+    table.add_column("message", overflow="fold")
+    for finding in findings:
+        style = "bold red" if finding.severity == ERROR else "yellow"
+        table.add_row(
+            Text(finding.where), Text(finding.severity, style=style), finding.code, Text(finding.message)
+        )
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
+    quiet_logs(args.verbose)
+    dirs = existing_dirs(args.dirs)
+    loader, report = load_tools(dirs, progress_console=stderr_console())
+    try:
+        findings = find_problems(loader, report, strict=args.strict)
+        tool_count = len(loader.registry)
+    finally:
+        loader.close()
+    console = stdout_console()
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    warnings = len(findings) - errors
+    if findings:
+        console.print(_table(findings))
+    where = ", ".join(display_path(path) for path in dirs)
+    summary = Text(f"checked {tool_count} tools in {len(report.files)} files in {where}: ")
+    if not findings:
+        summary.append("no problems found", style="bold green")
+    else:
+        summary.append(f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "green")
+        summary.append(", ")
+        summary.append(
+            f"{warnings} warning{'s' if warnings != 1 else ''}", style="yellow" if warnings else "green"
+        )
+        if args.strict and warnings == 0 and errors:
+            summary.append(" (--strict: warnings count as errors)", style="dim")
+    console.print(summary, highlight=False)
+    return 1 if errors else 0

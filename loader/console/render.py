@@ -1,0 +1,430 @@
+"""What the console commands share beyond arguments: loading once, describing tools, rich tables.
+
+Every command shows tools and files the same way (``file:line`` relative to
+the working directory, ``city*`` for required parameters, the content hash as
+the version of a file), so those spellings live here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..loader import LoaderConfig, ToolLoader
+from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
+from ..types import AgentTool, ToolSpec
+from .common import UsageError, resolve_dirs
+
+__all__ = [
+    "STATE_STYLES",
+    "TOOL_LOGGERS",
+    "callback_line",
+    "display_path",
+    "error_record",
+    "existing_dirs",
+    "find_tool",
+    "input_properties",
+    "load_tools",
+    "location",
+    "one_line",
+    "parameter_labels",
+    "plain_console",
+    "problem_rows",
+    "problems_table",
+    "quiet_logs",
+    "status_of_tool",
+    "status_record",
+    "tool_description",
+    "tool_location",
+    "tool_record",
+    "tool_source",
+    "tool_version",
+    "tools_table",
+]
+
+STATE_STYLES: Mapping[str, str] = {
+    "loaded": "green",
+    "added": "green",
+    "updated": "cyan",
+    "recovered": "bold green",
+    "removed": "magenta",
+    "failed": "bold red",
+    "stuck": "bold red",
+    "conflict": "yellow",
+}
+"""Colours of file states and event kinds, shared by every view."""
+
+TOOL_LOGGERS: tuple[str, ...] = ("loader.function_tool", "loader.class_tool", "loader.module_tool")
+"""Loggers that report a tool's own exception (which ``call`` already shows as the error result)."""
+
+
+# ------------------------------------------------------------------ set-up
+def existing_dirs(dirs: Sequence[Path] | None) -> list[Path]:
+    """The directories to load (``resolve_dirs`` rules), each checked to exist.
+
+    Raises:
+        UsageError: A given path is not a directory.
+    """
+    resolved = resolve_dirs(dirs)
+    missing = [str(d) for d in resolved if not Path(d).is_dir()]
+    if missing:
+        raise UsageError(escape(f"not a directory: {', '.join(missing)}"))
+    return resolved
+
+
+def quiet_logs(verbose: int, *, tool_errors: bool = False) -> None:
+    """Keep loader warnings off the console: commands report load failures themselves.
+
+    With ``-v`` nothing is changed. ``tool_errors`` also silences the
+    tracebacks logged when a tool raises, for commands that show the error result.
+    """
+    if verbose:
+        return
+    logging.getLogger("loader").setLevel(logging.ERROR)
+    if tool_errors:
+        for name in TOOL_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def load_tools(
+    dirs: Sequence[Path], *, progress_console: Console | None = None, config: LoaderConfig | None = None
+) -> tuple[ToolLoader, ScanReport]:
+    """Build a loader for ``dirs`` and scan once, with a progress bar on a terminal.
+
+    ``progress_console`` (normally stderr) shows a transient bar while files
+    load; it is only used when it is an interactive terminal.
+    """
+    loader = ToolLoader(dirs, config=config)
+    if progress_console is None or not progress_console.is_terminal or progress_console.is_dumb_terminal:
+        return loader, loader.scan()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("loading tools"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=progress_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("scan", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = loader.scan(progress=advance)
+    return loader, report
+
+
+def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
+    """The tool called ``name`` (``-`` and ``_`` alike), or a usage error listing what there is.
+
+    Raises:
+        UsageError: No such tool; the message lists the available tools and
+            any files that failed (the tool may be in one of them).
+    """
+    found = loader.registry.get(name)
+    if found is not None:
+        return found
+    names = loader.registry.names()
+    message = f"unknown tool {name!r}; available: {', '.join(names) if names else 'none'}"
+    failed = report.failed
+    if failed:
+        where = ", ".join(display_path(s.path) for s in failed)
+        message += f" ({len(failed)} file(s) did not load: {where}; run `tool-loader check` for details)"
+    raise UsageError(escape(message))
+
+
+# ---------------------------------------------------------------- spelling
+def display_path(path: str | os.PathLike[str] | None) -> str:
+    """``path`` relative to the working directory when it is inside it, else as given."""
+    if path is None:
+        return "?"
+    candidate = Path(path)
+    try:
+        return str(candidate.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(candidate)
+
+
+def location(file: str | os.PathLike[str] | None, line: int | None) -> str:
+    """``file:line`` with the file relative to the working directory."""
+    shown = display_path(file)
+    return f"{shown}:{line}" if line else shown
+
+
+def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:
+    """Where a tool is defined: its ``source_file``/``source_line``, else the file that registered it."""
+    file = getattr(tool, "source_file", None)
+    line = getattr(tool, "source_line", None)
+    if not isinstance(file, str) or not file:
+        file = loader.registry.source_of(tool.tool_name) if loader is not None else None
+    return file, line if isinstance(line, int) else None
+
+
+def tool_location(tool: AgentTool, loader: ToolLoader | None = None) -> str:
+    """``file:line`` of a tool's definition."""
+    file, line = tool_source(tool, loader)
+    return location(file, line)
+
+
+def one_line(text: str | None, limit: int | None = None) -> str:
+    """The first line of ``text``, cut to ``limit`` characters with an ellipsis."""
+    first = (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+    if limit is not None and len(first) > limit:
+        return first[: max(0, limit - 1)].rstrip() + "…"
+    return first
+
+
+def tool_description(tool: AgentTool) -> str:
+    """The description the model reads."""
+    return str(tool.tool_spec.get("description") or "")
+
+
+def input_properties(spec: ToolSpec) -> tuple[dict[str, Any], set[str]]:
+    """The input schema's top-level properties and the required names."""
+    schema = spec.get("inputSchema", {})
+    schema = schema.get("json", schema) if isinstance(schema, Mapping) else {}
+    if not isinstance(schema, Mapping):
+        return {}, set()
+    properties = schema.get("properties")
+    required = schema.get("required")
+    return (
+        dict(properties) if isinstance(properties, Mapping) else {},
+        {str(r) for r in required} if isinstance(required, list) else set(),
+    )
+
+
+def parameter_labels(spec: ToolSpec) -> list[str]:
+    """Parameter names in schema order, required ones marked ``name*``."""
+    properties, required = input_properties(spec)
+    return [f"{name}*" if name in required else str(name) for name in properties]
+
+
+def status_of_tool(tool: AgentTool, loader: ToolLoader) -> FileStatus | None:
+    """The status of the file a tool was loaded from."""
+    source = loader.registry.source_of(tool.tool_name)
+    return loader.file_status(source) if source else None
+
+
+def _metadata(tool: AgentTool) -> Any:
+    """The ``ToolMetadata`` of a class tool (None for other kinds)."""
+    from ..class_tool import get_tool_metadata
+
+    return get_tool_metadata(tool)
+
+
+def tool_version(tool: AgentTool, status: FileStatus | None, *, short: bool = True) -> str:
+    """A class tool's declared version plus the file's content hash (``1.2.0 #3f2a9c1b``)."""
+    parts: list[str] = []
+    metadata = _metadata(tool)
+    if metadata is not None:
+        parts.append(str(metadata.version))
+    if status is not None and status.content_hash:
+        parts.append("#" + (status.content_hash[:8] if short else status.content_hash))
+    return " ".join(parts) or "-"
+
+
+# -------------------------------------------------------------------- JSON
+def _jsonable(value: Any) -> Any:
+    """``value`` after a JSON round trip (anything JSON cannot hold becomes its ``repr``)."""
+    return json.loads(json.dumps(value, default=repr))
+
+
+def error_record(error: LoadErrorInfo | None) -> dict[str, Any] | None:
+    """A load error as a JSON object."""
+    if error is None:
+        return None
+    return {
+        "type": error.exc_type,
+        "message": error.message,
+        "file": error.file,
+        "line": error.line,
+        "location": location(error.file, error.line),
+        "traceback": error.traceback,
+    }
+
+
+def status_record(status: FileStatus) -> dict[str, Any]:
+    """A file's status as a JSON object."""
+    return {
+        "path": str(status.path),
+        "display_path": display_path(status.path),
+        "state": str(status.state),
+        "tools": list(status.tools),
+        "content_hash": status.content_hash,
+        "loaded_at": status.loaded_at,
+        "load_ms": None if status.load_seconds is None else round(status.load_seconds * 1000, 3),
+        "error": error_record(status.error),
+        "conflicts": [{"tool": name, "owner": str(owner)} for name, owner in status.conflicts],
+    }
+
+
+def tool_record(tool: AgentTool, loader: ToolLoader) -> dict[str, Any]:
+    """A tool with its full spec and metadata as a JSON object."""
+    file, line = tool_source(tool, loader)
+    status = status_of_tool(tool, loader)
+    metadata = _metadata(tool)
+    spec = tool.tool_spec
+    properties, required = input_properties(spec)
+    return {
+        "name": tool.tool_name,
+        "kind": tool.tool_type,
+        "source": {"file": file, "line": line, "location": location(file, line)},
+        "description": tool_description(tool),
+        "parameters": [{"name": name, "required": name in required} for name in properties],
+        "category": tool.category,
+        "tags": list(tool.tags),
+        "version": None if metadata is None else metadata.version,
+        "content_hash": None if status is None else status.content_hash,
+        "dynamic": tool.is_dynamic,
+        "spec": _jsonable(spec),
+        "metadata": None if metadata is None else _jsonable(metadata.model_dump(mode="json", by_alias=True)),
+        "display": _jsonable(tool.get_display_properties()),
+    }
+
+
+# ------------------------------------------------------------------ tables
+def _state_text(state: str) -> Text:
+    return Text(state, style=STATE_STYLES.get(state, ""))
+
+
+def tools_table(
+    tools: Iterable[AgentTool],
+    loader: ToolLoader,
+    *,
+    title: str | None = None,
+    columns: Sequence[str] = (
+        "name",
+        "kind",
+        "source",
+        "description",
+        "parameters",
+        "category",
+        "tags",
+        "version",
+        "dynamic",
+    ),
+) -> Table:
+    """One row per tool; ``columns`` picks and orders the columns (``status`` is extra, for ``watch``)."""
+    table = Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+        show_edge=False,
+    )
+    widths: dict[str, dict[str, Any]] = {
+        "name": {"style": "bold cyan", "overflow": "fold"},
+        "kind": {"no_wrap": True, "min_width": 8},
+        "source": {"style": "dim", "overflow": "fold", "min_width": 10},
+        "description": {"min_width": 16},
+        "parameters": {"overflow": "fold"},
+        "category": {"overflow": "fold"},
+        "tags": {"overflow": "fold"},
+        "version": {"style": "dim", "overflow": "fold", "min_width": 9},
+        "dynamic": {"no_wrap": True, "header": "dyn", "min_width": 3},
+        "status": {"overflow": "fold"},
+    }
+    for column in columns:
+        options = dict(widths.get(column, {}))
+        table.add_column(options.pop("header", column), **options)
+    for tool in tools:
+        status = status_of_tool(tool, loader)
+        cells: dict[str, Text | str] = {
+            "name": tool.tool_name,
+            "kind": tool.tool_type,
+            "source": tool_location(tool, loader),
+            "description": one_line(tool_description(tool)),
+            "parameters": "\n".join(parameter_labels(tool.tool_spec)) or "-",
+            "category": tool.category or "-",
+            "tags": "\n".join(tool.tags) or "-",
+            "version": tool_version(tool, status).replace(" ", "\n"),
+            "dynamic": "yes" if tool.is_dynamic else "no",
+            "status": _tool_status(status),
+        }
+        table.add_row(*(cells[c] if isinstance(cells[c], Text) else Text(str(cells[c])) for c in columns))
+    return table
+
+
+def _tool_status(status: FileStatus | None) -> Text:
+    """``ok``, or why the tool is the last good version of a file that now fails."""
+    if status is None or status.state is FileState.LOADED:
+        return Text("ok", style="green")
+    if status.state is FileState.CONFLICT:
+        return Text("ok (file has a conflict)", style="yellow")
+    return Text(f"last good version (file {status.state})", style="bold red")
+
+
+def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
+    """``(where, state, what)`` for every failed, stuck or conflicting file."""
+    rows: list[tuple[str, str, str]] = []
+    for status in statuses:
+        if status.state in (FileState.FAILED, FileState.STUCK) and status.error is not None:
+            error = status.error
+            where = location(error.file or str(status.path), error.line)
+            what = f"{error.exc_type}: {error.message}"
+            if status.tools:
+                what += f" (still serving the last good {', '.join(status.tools)})"
+            rows.append((where, str(status.state), what))
+        elif status.state is FileState.CONFLICT:
+            for name, owner in status.conflicts:
+                rows.append(
+                    (
+                        display_path(status.path),
+                        "conflict",
+                        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it",
+                    )
+                )
+    return rows
+
+
+def problems_table(statuses: Iterable[FileStatus], *, title: str = "Problems") -> Table | None:
+    """Failed, stuck and conflicting files with their error and its ``file:line``; None when all is well."""
+    rows = problem_rows(statuses)
+    if not rows:
+        return None
+    table = Table(
+        title=title,
+        title_justify="left",
+        title_style="bold red",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+    )
+    table.add_column("file", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    table.add_column("error", overflow="fold")
+    for where, state, what in rows:
+        table.add_row(Text(where), _state_text(state), Text(what))
+    return table
+
+
+def callback_line(console: Console) -> Callable[[str], None]:
+    """A function printing one plain line (no markup, no wrapping) and flushing it at once."""
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.file.flush()
+
+    return say
+
+
+def plain_console() -> Console:
+    """A stdout console that never emits ANSI codes (for pipes and logs)."""
+    return Console(file=sys.stdout, force_terminal=False, no_color=True, highlight=False, soft_wrap=True)

@@ -1,0 +1,119 @@
+"""``tool-loader call`` as a real subprocess: input forms, streaming, results, errors and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from loader.console.call import parse_input
+
+SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+
+
+def run_cli(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m loader ARGS`` from ``cwd`` with plain, wide output (``merge``: stderr into stdout)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
+    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(
+        [sys.executable, "-m", "loader", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+
+
+def call(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:
+    return run_cli("call", *args, "--dir", str(SAMPLE_TOOLS), cwd=cwd, merge=merge)
+
+
+def test_key_value_pairs_are_json_when_they_parse_and_strings_otherwise(tmp_path: Path) -> None:
+    assert parse_input(["a=2", "name=Ada", "flag=true", "items=[1, 2]", "empty=", "x=null"], None) == {
+        "a": 2,
+        "name": "Ada",
+        "flag": True,
+        "items": [1, 2],
+        "empty": "",
+        "x": None,
+    }
+    assert parse_input(["b=3"], Path("-"), stdin=lambda: '{"a": 1, "b": 2}') == {"a": 1, "b": 3}
+    done = call("calculator", "operation=multiply", "a=6", "b=7", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "42.0\n", "")
+
+
+def test_json_argument_then_pairs_override_and_input_file_comes_first(tmp_path: Path) -> None:
+    (tmp_path / "input.json").write_text('{"operation": "subtract", "a": 10, "b": 1}')
+    done = call("calculator", '{"a": 20}', "b=5", "--input-file", str(tmp_path / "input.json"), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "15.0\n")
+
+
+def test_json_result_is_pretty_printed_and_the_context_tool_sees_its_call(tmp_path: Path) -> None:
+    done = call("call_info", "note=Ada", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("{\n  ")  # pretty-printed
+    result = json.loads(done.stdout)
+    assert result["tool_use_id"].startswith("tooluse_")
+    assert {k: v for k, v in result.items() if k != "tool_use_id"} == {
+        "note": "Ada",
+        "tool_name": "call_info",
+        "agent": None,
+        "invocation_state_keys": [],
+    }
+
+
+def test_stream_events_are_shown_as_they_come_before_the_result(tmp_path: Path) -> None:
+    done = call("count_primes", "limit=100", "chunks=4", cwd=tmp_path, merge=True)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith('event {"progress"')]
+    assert progress == [
+        'event {"progress": 0.25, "checked": 25, "found": 9}',
+        'event {"progress": 0.5, "checked": 50, "found": 15}',
+        'event {"progress": 0.75, "checked": 75, "found": 21}',
+        'event {"progress": 1.0, "checked": 100, "found": 25}',
+    ]
+    result_start = lines.index("{")
+    assert lines.index(progress[-1]) < result_start
+    assert json.loads("\n".join(lines[result_start:])) == {"limit": 100, "count": 25, "largest": 97}
+
+
+def test_error_result_exits_1(tmp_path: Path) -> None:
+    divide = call("calculator", "operation=divide", "a=1", "b=0", cwd=tmp_path)
+    assert (divide.returncode, divide.stdout) == (1, "Cannot divide by zero\n")
+    assert "Traceback" not in divide.stderr
+    invalid = call("calculator", "operation=power", "a=1", "b=2", cwd=tmp_path)
+    assert invalid.returncode == 1
+    assert "Invalid input for tool 'calculator'" in invalid.stdout
+    assert "operation: must be 'add', 'subtract', 'multiply' or 'divide'" in invalid.stdout
+
+
+def test_invalid_json_names_the_problem_and_position(tmp_path: Path) -> None:
+    done = run_cli("call", "calculator", '{"a": 1,}', cwd=tmp_path)  # rejected before any loading
+    assert done.returncode == 2
+    assert (
+        "invalid JSON in argument 1: Expecting property name enclosed in double quotes at line 1, column 9"
+        in (done.stderr)
+    )
+    assert '  {"a": 1,}\n          ^' in done.stderr  # the caret under the offending character
+    (tmp_path / "bad.json").write_text('{\n  "a": tru\n}')
+    from_file = run_cli("call", "calculator", "--input-file", str(tmp_path / "bad.json"), cwd=tmp_path)
+    assert from_file.returncode == 2
+    assert f"invalid JSON in {tmp_path / 'bad.json'}: Expecting value at line 2, column 8" in from_file.stderr
+    not_object = run_cli("call", "calculator", "[1, 2]", cwd=tmp_path)
+    assert not_object.returncode == 2
+    assert "must be a JSON object, not list" in not_object.stderr
+
+
+def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
+    done = call("no_such_tool", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert (
+        "unknown tool 'no_such_tool'; available: calculator, call_info, count_primes, currency_converter, "
+        "shipping_quote, slugify, unit_converter, word_count"
+    ) in " ".join(done.stderr.split())

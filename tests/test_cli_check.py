@@ -1,0 +1,134 @@
+"""``tool-loader check`` as a real subprocess: findings with file:line, severities, --strict, exit status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support import write
+
+SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+
+WARNINGS_ONLY = '''
+from loader import tool
+
+@tool
+def undocumented(x: int) -> int:
+    return x
+
+@tool
+def overdocumented(a: int) -> int:
+    """Return a.
+
+    Args:
+        a: The value.
+        b: A parameter the function no longer has.
+    """
+    return a
+'''
+
+MODULE_TOOL = """
+TOOL_SPEC = {
+    "name": "bare_module",
+    "description": "A module tool with an undescribed parameter.",
+    "inputSchema": {"json": {"type": "object", "properties": {"q": {"type": "string"}}}},
+}
+
+def bare_module(tool_use, **kwargs):
+    return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": "ok"}]}
+"""
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
+    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(
+        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def findings(stdout: str) -> list[list[str]]:
+    """The rows of the findings table as [location, severity, check, message]."""
+    rows = []
+    for line in stdout.splitlines():
+        parts = [part for part in line.split("  ") if part.strip()]
+        if len(parts) >= 4 and parts[1].strip() in ("error", "warning"):
+            rows.append([parts[0].strip(), parts[1].strip(), parts[2].strip(), "  ".join(parts[3:]).strip()])
+    return rows
+
+
+def test_sample_tools_pass_strict(tmp_path: Path) -> None:
+    done = run_cli("check", str(SAMPLE_TOOLS), "--strict", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "checked 8 tools in 9 files" in done.stdout
+    assert "no problems found" in done.stdout
+
+
+def test_warnings_pass_unless_strict(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "warn.py", WARNINGS_ONLY)
+    write(tmp_path / "tools" / "bare_module.py", MODULE_TOOL)
+    done = run_cli("check", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert findings(done.stdout) == [
+        [
+            "tools/bare_module.py:7",
+            "warning",
+            "parameter-description",
+            "tool 'bare_module': parameter 'q' has no description (document it under Args:)",
+        ],
+        [
+            "tools/warn.py:3",
+            "warning",
+            "no-description",
+            "tool 'undocumented' has no description (write a docstring: the model chooses tools by it)",
+        ],
+        [
+            "tools/warn.py:3",
+            "warning",
+            "parameter-description",
+            "tool 'undocumented': parameter 'x' has no description (document it under Args:)",
+        ],
+        [
+            "tools/warn.py:7",
+            "warning",
+            "docstring-parameter",
+            "tool 'overdocumented': the docstring documents 'b', which is not a parameter of the function",
+        ],
+    ]
+    assert "0 errors, 4 warnings" in done.stdout
+
+    strict = run_cli("check", "tools", "--strict", cwd=tmp_path)
+    assert strict.returncode == 1
+    assert [row[1] for row in findings(strict.stdout)] == ["error"] * 4
+    assert "4 errors, 0 warnings" in strict.stdout
+
+
+def test_load_failures_conflicts_and_invalid_names_are_errors(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(
+        tools / "a.py",
+        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """First."""\n    return "a"\n',
+    )
+    write(
+        tools / "b.py",
+        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """Second."""\n    return "b"\n',
+    )
+    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
+    write(
+        tools / "named.py",
+        'from loader import tool\n\n@tool(name="has space")\ndef f() -> str:\n    """F."""\n',
+    )
+    done = run_cli("check", str(tools), cwd=tmp_path)
+    assert done.returncode == 1
+    rows = findings(done.stdout)
+    assert [row[:3] for row in rows] == [
+        ["tools/b.py", "error", "conflict"],
+        ["tools/broken.py:3", "error", "load-failed"],
+        ["tools/named.py:3", "error", "invalid-name"],
+    ]
+    assert rows[0][3] == "tool 'dup' is already defined in tools/a.py, which keeps it"
+    assert rows[1][3] == "SyntaxError: invalid syntax"
+    assert rows[2][3].startswith("InvalidToolNameError: Invalid tool name 'has space'")
+    assert "3 errors, 0 warnings" in done.stdout

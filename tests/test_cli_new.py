@@ -1,0 +1,77 @@
+"""``tool-loader new``: every style's file loads as written, answers a call and passes ``check --strict``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import FAST
+
+from loader.console.common import UsageError
+from loader.console.new import STYLES, render_template
+from loader.loader import ToolLoader
+from loader.status import FileState
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
+    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(
+        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_each_style_loads_calls_and_passes_check_strict(tmp_path: Path) -> None:
+    for style in STYLES:
+        done = run_cli("new", f"my_{style}", "--style", style, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"created tools/my_{style}.py ({style} tool 'my_{style}')")
+    tools = tmp_path / "tools"  # the default folder, created on first use
+    assert sorted(p.name for p in tools.iterdir()) == ["my_class.py", "my_function.py", "my_module.py"]
+
+    loader = ToolLoader([tools], config=FAST)
+    try:
+        report = loader.scan()
+        assert [s.state for s in report.files] == [FileState.LOADED] * 3
+        assert loader.registry.names() == ("my_class", "my_function", "my_module")
+        kinds = {tool.tool_name: tool.tool_type for tool in loader.registry.list()}
+        assert kinds == {"my_class": "class", "my_function": "function", "my_module": "module"}
+        for name in kinds:
+            result = loader.registry.invoke(name, {"text": "hi", "times": 2})
+            assert result["status"] == "success", result
+            assert result["content"] == [{"text": "hi hi"}]
+    finally:
+        loader.close()
+
+    check = run_cli("check", "--strict", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout
+    assert "checked 3 tools in 3 files in tools: no problems found" in check.stdout
+
+
+def test_refuses_to_overwrite_and_writes_to_the_given_dir(tmp_path: Path) -> None:
+    target = tmp_path / "custom" / "deep"
+    first = run_cli("new", "greeter", "--dir", str(target), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    written = (target / "greeter.py").read_text()
+    (target / "greeter.py").write_text("# mine\n")
+    again = run_cli("new", "greeter", "--dir", str(target), "--style", "class", cwd=tmp_path)
+    assert again.returncode == 1
+    assert "refused: custom/deep/greeter.py already exists; not overwriting it" in again.stderr
+    assert (target / "greeter.py").read_text() == "# mine\n"
+    assert written == render_template("greeter", "function")
+
+
+@pytest.mark.parametrize("name", ["my-tool", "1abc", "class", "x" * 65, "loader", ""])
+def test_invalid_names_are_refused(name: str) -> None:
+    with pytest.raises(UsageError):
+        render_template(name, "function")
+
+
+def test_invalid_name_is_a_usage_error_from_the_command(tmp_path: Path) -> None:
+    done = run_cli("new", "my-tool", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "invalid tool name 'my-tool': use a Python identifier" in done.stderr
+    assert not (tmp_path / "tools").exists()

@@ -1,0 +1,184 @@
+"""``tool-loader watch``: the live view in a real pseudo-terminal, and plain lines when piped.
+
+Both run the real command with ``PYTHONDONTWRITEBYTECODE`` unset, as on users'
+machines, and from a temporary working directory. Every wait is on output,
+with a generous deadline; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pexpect  # type: ignore[import-untyped]
+from support import write
+
+DEADLINE = 20.0
+
+V1 = '''
+from loader import tool
+
+@tool
+def greet(name: str) -> str:
+    """Say hi to someone."""
+    return "hi " + name
+'''
+
+V2 = '''
+from loader import tool
+
+@tool
+def greet(name: str) -> str:
+    """Say hello warmly to someone."""
+    return "hello " + name
+'''
+
+BROKEN = V2 + "\nvalue = (\n"
+BROKEN_LINE = (
+    V2.strip().count("\n") + 3
+)  # the line of "value = (" once support.write strips the first newline
+
+CALCULATOR = '''
+from loader import tool
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR", "NO_COLOR")
+    }
+    env.update(extra)
+    return env
+
+
+def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", CALCULATOR)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "loader", "watch", str(tools)],
+        cwd=str(tmp_path),
+        env=cli_env(TERM="xterm-256color", COLUMNS="200", LINES="50"),
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=DEADLINE,
+    )
+    try:
+        child.expect("loaded 1 tool from 1 file in")
+        child.expect("Add two numbers")  # the table is up
+        child.expect("waiting for changes")
+
+        write(tools / "greet.py", V1)
+        child.expect("Say hi to someone")  # a new row in the live table
+        child.expect(r"tools changed")
+        child.expect(r"\+greet")
+
+        write(tools / "greet.py", V2)
+        child.expect("Say hello warmly to someone")
+        child.expect("updated")
+
+        write(tools / "greet.py", BROKEN)
+        child.expect(rf"tools/greet\.py:{BROKEN_LINE}")  # the failure points at the line
+        child.expect("was never closed")
+
+        write(tools / "greet.py", V2.replace("warmly", "kindly"))
+        child.expect("Say hello kindly to someone")  # each redraw shows the table, then the event log
+        child.expect("recovered")
+
+        child.sendintr()
+        child.expect("stopped watching")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    assert "Traceback" not in (child.before or "")
+
+
+class LineReader:
+    """Collects a pipe's lines on a thread so the test can wait for them with a deadline."""
+
+    def __init__(self, stream: object) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        thread.start()
+
+    def _pump(self, stream: object) -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no line matching {pattern!r} within {DEADLINE} s; got {self.seen}")
+            try:
+                line = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found
+
+
+def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", CALCULATOR)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch"],  # no directory: ./tools
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^loaded 1 tool from 1 file in tools \(\d+ ms\)$")
+        out.wait_for(r"^watching tools \(Ctrl-C to stop\)$")
+        clock = r"^\d\d:\d\d:\d\d "
+
+        write(tools / "greet.py", V1)
+        out.wait_for(clock + r"added tools/greet\.py greet \(\d+\.\d ms\)$")
+        out.wait_for(clock + r"tools changed: \+greet \(2 tools\)$")
+
+        write(tools / "greet.py", V2)
+        out.wait_for(clock + r"updated tools/greet\.py greet \(\d+\.\d ms\)$")
+
+        write(tools / "greet.py", BROKEN)
+        out.wait_for(
+            clock + rf"failed tools/greet\.py:{BROKEN_LINE} \(still serving greet\) "
+            r"SyntaxError: '\(' was never closed \(\d+\.\d ms\)$"
+        )
+
+        write(tools / "greet.py", V2)
+        out.wait_for(clock + r"recovered tools/greet\.py greet \(\d+\.\d ms\)$")
+
+        (tools / "greet.py").unlink()
+        out.wait_for(clock + r"removed tools/greet\.py greet$")
+        out.wait_for(clock + r"tools changed: -greet \(1 tool\)$")
+
+        process.send_signal(signal.SIGINT)
+        out.wait_for(r"^stopped watching$")
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "Traceback" not in stderr
+    assert not any("\x1b" in line for line in out.seen)  # no ANSI codes in plain mode
