@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -11,7 +14,7 @@ from typing import Any
 from loader.loader import LoaderConfig, ToolLoader
 from loader.watcher import WatchTimings
 
-__all__ = ["FAST", "call_text", "eventually", "function_tool_source", "write"]
+__all__ = ["FAST", "call_text", "cli_env", "eventually", "function_tool_source", "run_cli", "write"]
 
 FAST = LoaderConfig(
     timings=WatchTimings(settle=0.004, debounce=0.05, disappear_grace=0.05),
@@ -58,3 +61,26 @@ def call_text(loader: ToolLoader, name: str, input: dict[str, Any] | None = None
     result = loader.registry.invoke(name, input or {})
     content = result["content"][0]
     return str(content.get("text", content.get("json")))
+
+
+def cli_env() -> dict[str, str]:
+    """The environment for running the real command: plain, wide output and bytecode writing on."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
+    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    return env
+
+
+def run_cli(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m loader ARGS`` from ``cwd`` (never the repository root, whose ``loader/`` is not installed).
+
+    ``merge`` sends stderr into stdout.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "loader", *args],
+        cwd=cwd,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from support import run_cli
 
 from loader.console.call import parse_input
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
-
-
-def run_cli(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:
-    """``python -m loader ARGS`` from ``cwd`` with plain, wide output (``merge``: stderr into stdout)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
-    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
-        text=True,
-        timeout=60,
-    )
 
 
 def call(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from support import write
+from support import run_cli, write
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 
@@ -39,14 +36,6 @@ TOOL_SPEC = {
 def bare_module(tool_use, **kwargs):
     return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": "ok"}]}
 """
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
-    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
 
 
 def findings(stdout: str) -> list[list[str]]:

@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from support import FAST
+from support import FAST, run_cli
 
 from loader.console.inspect_cmd import schema_type
 from loader.loader import ToolLoader
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
-    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
 
 
 def first_line_of(path: Path, prefix: str) -> int:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from support import write
+from support import run_cli, write
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 SAMPLE_NAMES = {
@@ -22,15 +19,6 @@ SAMPLE_NAMES = {
     "unit_converter",
     "word_count",
 }
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m loader ARGS`` from ``cwd`` with plain, wide output and bytecode writing on."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
-    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
 
 
 def short_hash(path: Path) -> str:

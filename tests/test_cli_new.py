@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support import FAST
+from support import FAST, run_cli
 
 from loader.console.common import UsageError
 from loader.console.new import STYLES, render_template
 from loader.loader import ToolLoader
 from loader.status import FileState
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "FORCE_COLOR")}
-    env.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
 
 
 def test_each_style_loads_calls_and_passes_check_strict(tmp_path: Path) -> None:
