@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The full parser, one sub-command per entry of ``COMMANDS``."""
     parser = argparse.ArgumentParser(
         prog="tool-loader",
-        description="Hot-reloading loader for AI-agent tools: list, watch, call, inspect, check and serve them.",
+        description="Hot-reloading loader for AI-agent tools: list, watch, call, inspect, check, new, serve.",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -55,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tool-loader`` and ``python -m loader``; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # Positionals may follow options (``call NAME --dir D a=1``): argparse leaves them over.
+    spill = getattr(args, "_extra_positionals", None)
+    if extra and spill and not any(item.startswith("-") for item in extra):
+        setattr(args, spill, [*getattr(args, spill), *extra])
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     run = cast(Callable[[argparse.Namespace], int], args._run)

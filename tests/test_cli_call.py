@@ -102,3 +102,11 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
         "unknown tool 'no_such_tool'; available: calculator, call_info, count_primes, currency_converter, "
         "shipping_quote, slugify, unit_converter, word_count"
     ) in " ".join(done.stderr.split())
+
+
+def test_inputs_may_follow_options(tmp_path: Path) -> None:
+    done = run_cli("call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "42" in done.stdout
+    bad = run_cli("list", str(SAMPLE_TOOLS), "--bogus", cwd=tmp_path)
+    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr

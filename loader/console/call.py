@@ -46,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--input-file", "-i", type=Path, metavar="F", help="read a JSON object from F ('-' for stdin) first"
     )
     add_dirs_argument(parser, positional=False)
+    parser.set_defaults(_extra_positionals="inputs")
 
 
 def _json_problem(exc: json.JSONDecodeError, source: str) -> str:
