@@ -11,6 +11,7 @@ from rich.text import Text
 
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
+    columns_for_width,
     display_path,
     existing_dirs,
     load_tools,
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
             console = stdout_console()
             where = ", ".join(display_path(path) for path in loader.paths)
             if tools:
-                console.print(tools_table(tools, loader, title=f"Tools in {where}"))
+                columns = columns_for_width(console.width)
+                console.print(tools_table(tools, loader, title=f"Tools in {where}", columns=columns))
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)

@@ -300,22 +300,25 @@ def _state_text(state: str) -> Text:
     return Text(state, style=STATE_STYLES.get(state, ""))
 
 
+ALL_COLUMNS = (
+    "name", "kind", "source", "description", "parameters", "category", "tags", "version", "dynamic",
+)
+_NARROW_DROPS = (("dynamic", 150), ("category", 135), ("tags", 125), ("version", 110), ("kind", 95))
+"""Columns left out below a terminal width, least useful first, so narrow terminals stay readable."""
+
+
+def columns_for_width(width: int, columns: Sequence[str] = ALL_COLUMNS) -> tuple[str, ...]:
+    """``columns`` without those that do not fit a terminal ``width`` wide."""
+    dropped = {name for name, below in _NARROW_DROPS if width < below}
+    return tuple(c for c in columns if c not in dropped)
+
+
 def tools_table(
     tools: Iterable[AgentTool],
     loader: ToolLoader,
     *,
     title: str | None = None,
-    columns: Sequence[str] = (
-        "name",
-        "kind",
-        "source",
-        "description",
-        "parameters",
-        "category",
-        "tags",
-        "version",
-        "dynamic",
-    ),
+    columns: Sequence[str] = ALL_COLUMNS,
 ) -> Table:
     """One row per tool; ``columns`` picks and orders the columns (``status`` is extra, for ``watch``)."""
     table = Table(
@@ -329,10 +332,10 @@ def tools_table(
         show_edge=False,
     )
     widths: dict[str, dict[str, Any]] = {
-        "name": {"style": "bold cyan", "overflow": "fold"},
+        "name": {"style": "bold cyan", "no_wrap": True},
         "kind": {"no_wrap": True, "min_width": 8},
-        "source": {"style": "dim", "overflow": "fold", "min_width": 10},
-        "description": {"min_width": 16},
+        "source": {"style": "dim", "no_wrap": True, "overflow": "ellipsis"},
+        "description": {"min_width": 16, "ratio": 1},
         "parameters": {"overflow": "fold"},
         "category": {"overflow": "fold"},
         "tags": {"overflow": "fold"},

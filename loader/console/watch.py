@@ -30,6 +30,7 @@ from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
     STATE_STYLES,
     callback_line,
+    columns_for_width,
     display_path,
     existing_dirs,
     load_tools,
@@ -179,7 +180,12 @@ class _WatchState:
         """Tools table, current problems and the event log."""
         tools = self.loader.registry.snapshot().tools()
         parts: list[RenderableType] = [
-            tools_table(tools, self.loader, title=f"{header}: {len(tools)} tools", columns=_WATCH_COLUMNS)
+            tools_table(
+                tools,
+                self.loader,
+                title=f"{header}: {len(tools)} tools",
+                columns=columns_for_width(self.console.width + 40, _WATCH_COLUMNS),
+            )
         ]
         problems = problems_table(self.loader.status(include_removed=False))
         if problems is not None:
