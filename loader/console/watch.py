@@ -176,15 +176,15 @@ class _WatchState:
         self.log.extend(rows)
         return rows
 
-    def render(self, header: str) -> RenderableType:
-        """Tools table, current problems and the event log."""
+    def render(self, header: str, width: int) -> RenderableType:
+        """Tools table, current problems and the event log, for a terminal ``width`` wide."""
         tools = self.loader.registry.snapshot().tools()
         parts: list[RenderableType] = [
             tools_table(
                 tools,
                 self.loader,
                 title=f"{header}: {len(tools)} tools",
-                columns=columns_for_width(self.console.width + 40, _WATCH_COLUMNS),
+                columns=columns_for_width(width + 40, _WATCH_COLUMNS),
             )
         ]
         problems = problems_table(self.loader.status(include_removed=False))
@@ -297,12 +297,12 @@ def _run_live(
 
     console.print(Text(_summary(report, loader), style="bold"))
     header = "watching " + ", ".join(display_path(path) for path in loader.paths)
-    with Live(state.render(header), console=console, auto_refresh=False, transient=False) as live:
+    with Live(state.render(header, console.width), console=console, auto_refresh=False, transient=False) as live:
         while True:
             items = feed.gather(_POLL_SECONDS)
             if items:
                 state.absorb(items)
-                live.update(state.render(header), refresh=True)
+                live.update(state.render(header, console.width), refresh=True)
 
 
 def _run_plain(
