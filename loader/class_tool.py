@@ -25,7 +25,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from .errors import InvalidToolNameError, ToolDefinitionError
-from .metadata import ToolMetadata, ToolParameter, is_valid_tool_name
+from .metadata import ToolMetadata, ToolParameter
+from .names import is_valid_tool_name
 from .params import (
     ParamProblem,
     apply_defaults,
@@ -35,6 +36,7 @@ from .params import (
     parameters_to_json_schema,
 )
 from .results import error_result, to_tool_result
+from .schema import copy_json
 from .types import (
     AgentTool,
     JSONSchema,
@@ -45,15 +47,13 @@ from .types import (
     new_tool_use_id,
     run_sync,
 )
+from .validation import WHOLE_INPUT, invalid_input_result
 
 __all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]
 
 logger = logging.getLogger(__name__)
 
 METADATA_ATTR = "__tool_metadata__"
-
-WHOLE_INPUT = "(input)"
-"""The ``parameter`` of a problem about the input as a whole, as function tools report it."""
 
 
 def _snake_case(name: str) -> str:
@@ -310,7 +310,7 @@ class ClassTool(AgentTool):
     @property
     def tool_spec(self) -> ToolSpec:
         """A fresh copy, so callers cannot alter what the model is shown."""
-        return cast(ToolSpec, _deep_copy(self._spec))
+        return cast(ToolSpec, copy_json(self._spec))
 
     @property
     def tool_type(self) -> str:
@@ -391,10 +391,12 @@ class ClassTool(AgentTool):
 
     def _invalid(self, tool_use_id: str, problems: list[ParamProblem]) -> ToolResult:
         logger.debug("tool_name=<%s>, problems=<%d> | invalid input", self.tool_name, len(problems))
-        text = f"Invalid input for tool '{self.tool_name}':\n" + "\n".join(p.message for p in problems)
-        errors = [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems]
-        payload = {"errors": errors}
-        return error_result(tool_use_id, text, json_content=payload)
+        return invalid_input_result(
+            tool_use_id,
+            self.tool_name,
+            [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems],
+            lines=[p.message for p in problems],
+        )
 
     def _failure(self, tool_use_id: str, exc: Exception) -> ToolResult:
         logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
@@ -464,14 +466,6 @@ class ClassTool(AgentTool):
             return self._arun(tool_use_id, input)
 
         return cast(ToolResult, run_sync(factory))
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _deep_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(item) for item in value]
-    return value
 
 
 def _custom(message: str) -> ParamProblem:

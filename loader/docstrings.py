@@ -9,6 +9,7 @@ other sections are written for human readers.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Mapping
@@ -46,6 +47,12 @@ def parse_docstring(text: str | None) -> ParsedDocstring:
     """
     if not text or not text.strip():
         return ParsedDocstring()
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> ParsedDocstring:
+    """Parsing tries every style; a file saved again with the same docstring is parsed once."""
     cleaned = inspect.cleandoc(text)
     try:
         # The leading newline lets a docstring that opens with a section ("Args:") parse as one.

@@ -15,6 +15,8 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .names import TOOL_NAME_PATTERN, is_valid_tool_name
+
 __all__ = [
     "PARAMETER_TYPES",
     "TOOL_NAME_PATTERN",
@@ -26,20 +28,12 @@ __all__ = [
     "is_valid_tool_name",
 ]
 
-TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""Tool names the Bedrock Converse API and MCP clients accept (matched whole)."""
-
 ParameterType = Literal["string", "number", "integer", "boolean", "array", "object"]
 """The JSON types a parameter can have (``integer`` added to the reference's five)."""
 
 PARAMETER_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 
 _NUMERIC = ("number", "integer")
-
-
-def is_valid_tool_name(name: object) -> bool:
-    """Whether ``name`` is 1 to 64 characters from letters, digits, ``_`` and ``-``."""
-    return isinstance(name, str) and TOOL_NAME_PATTERN.fullmatch(name) is not None
 
 
 class ToolParameter(BaseModel):

@@ -18,6 +18,7 @@ from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
 from .metadata import ToolParameter
 from .types import JSONSchema
+from .validation import key_problems
 
 __all__ = [
     "ParamProblem",
@@ -140,7 +141,11 @@ def validate_tool_params(params: Any, parameters: ParameterSpecs) -> list[str]:
 
 
 def check_json_schema(params: Any, schema: JSONSchema) -> list[ParamProblem]:
-    """Problems of ``params`` against a hand-written JSON Schema, worded like ``check_tool_params``."""
+    """Problems of ``params`` against a hand-written JSON Schema, worded like ``check_tool_params``.
+
+    Which keys are missing or unexpected is worked out by ``loader.validation``,
+    as for function tools; other errors keep jsonschema's own message.
+    """
     if not isinstance(params, Mapping):
         return [_not_object(params)]
     validator = validator_for(schema)(schema)
@@ -148,13 +153,13 @@ def check_json_schema(params: Any, schema: JSONSchema) -> list[ParamProblem]:
     seen: set[str] = set()
     errors = sorted(validator.iter_errors(params), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
-        path = ".".join(str(part) for part in error.absolute_path)
+        parts = [str(part) for part in error.absolute_path]
+        path = ".".join(parts)
         found: list[ParamProblem]
-        if error.validator == "required" and isinstance(error.instance, Mapping):
-            found = [_missing(_join(path, n)) for n in error.validator_value if n not in error.instance]
-        elif error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
-            declared = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
-            found = [_unexpected(_join(path, n)) for n in error.instance if n not in declared]
+        keyed = key_problems(error, parts)
+        if keyed is not None:
+            kind, keys = keyed
+            found = [_missing(key) if kind == "missing" else _unexpected(key) for key in keys]
         elif path:
             found = [ParamProblem(path, error.message, f"Parameter {path}: {error.message}")]
         else:

@@ -6,36 +6,27 @@ holding the write lock, then swap in the next snapshot (one generation, one
 ``RegistryChangeSet``). Change sets are queued under the write lock and
 delivered outside it by one thread at a time, so listeners see them in commit
 order. Tools that leave the registry get ``cleanup()`` once the calls running
-through them have returned.
+through them have returned (``loader.lifecycle`` counts them).
 """
 
 from __future__ import annotations
 
 import builtins
-import inspect
 import logging
-import re
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal
 
-from .errors import DuplicateToolError, InvalidToolNameError, ToolNotFoundError
-from .results import error_result, is_tool_result_like
-from .types import (
-    AgentTool,
-    ToolChoice,
-    ToolChoiceAuto,
-    ToolConfig,
-    ToolResult,
-    ToolSpec,
-    new_tool_use_id,
-    run_sync,
-)
+from .errors import DuplicateToolError, ToolNotFoundError
+from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
+from .names import check_tool_name, normalise_tool_name
+from .results import error_result
+from .types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
 
 __all__ = [
     "ChangeKind",
@@ -47,8 +38,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 Listener = Callable[["RegistryChangeSet"], None]
 
@@ -89,170 +78,19 @@ class _Entry:
     source: str | None
 
 
-def _normalise(name: str) -> str:
-    """``my-tool`` and ``my_tool`` are the same name to a model; so they are to the registry."""
-    return name.replace("-", "_")
-
-
-def _safe_name(tool: AgentTool) -> str:
-    try:
-        return tool.tool_name
-    except Exception:
-        return repr(type(tool).__name__)
-
-
 def _tool_name(tool: AgentTool) -> str:
     if not isinstance(tool, AgentTool):
         raise TypeError(f"the registry holds AgentTool objects, got {type(tool).__name__}")
-    name = tool.tool_name
-    if not isinstance(name, str) or _TOOL_NAME.fullmatch(name) is None:
-        raise InvalidToolNameError(str(name))
-    return name
+    return check_tool_name(tool.tool_name)
 
 
 def _differs(old: _Entry, new: _Entry) -> bool:
     return old.tool is not new.tool or old.source != new.source
 
 
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-def _cleanup(tool: AgentTool) -> None:
-    """Run ``tool.cleanup()`` to completion from synchronous code; failures are logged only."""
-    try:
-        outcome = tool.cleanup()
-        if inspect.isawaitable(outcome):
-            run_sync(lambda: _await(outcome))
-        logger.debug("tool_name=<%s> | cleaned up", _safe_name(tool))
-    except Exception:
-        logger.exception("tool_name=<%s> | cleanup failed", _safe_name(tool))
-
-
-async def _acleanup(tool: AgentTool) -> None:
-    """Run ``tool.cleanup()`` on the caller's event loop; failures are logged only."""
-    try:
-        outcome = tool.cleanup()
-        if inspect.isawaitable(outcome):
-            await outcome
-        logger.debug("tool_name=<%s> | cleaned up", _safe_name(tool))
-    except Exception:
-        logger.exception("tool_name=<%s> | cleanup failed", _safe_name(tool))
-
-
-class _Lifecycle:
-    """The current snapshot, in-flight call counts and tools waiting for their cleanup.
-
-    One small lock guards all three, so a registry call either starts before a
-    swap (and delays the old tool's cleanup) or sees the new snapshot.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.current = RegistrySnapshot(lifecycle=self)
-        self._calls: dict[int, int] = {}
-        self._retired: dict[int, AgentTool] = {}
-
-    def acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
-        """The current snapshot and the named tool in it, counted as in flight."""
-        with self.lock:
-            snapshot = self.current
-            tool = snapshot.get(name)
-            if tool is not None:
-                self._calls[id(tool)] = self._calls.get(id(tool), 0) + 1
-        return snapshot, tool
-
-    def enter(self, tool: AgentTool) -> None:
-        with self.lock:
-            self._calls[id(tool)] = self._calls.get(id(tool), 0) + 1
-
-    def exit(self, tool: AgentTool) -> bool:
-        """Count a call as finished; True when the caller must now run the tool's cleanup."""
-        with self.lock:
-            remaining = self._calls[id(tool)] - 1
-            if remaining:
-                self._calls[id(tool)] = remaining
-                return False
-            del self._calls[id(tool)]
-            return self._retired.pop(id(tool), None) is not None
-
-    def swap(
-        self, snapshot: RegistrySnapshot, retired: Iterable[AgentTool], revived: Iterable[AgentTool]
-    ) -> list[AgentTool]:
-        """Install ``snapshot``; return the retired tools with no call in flight (clean them now)."""
-        ready: list[AgentTool] = []
-        with self.lock:
-            self.current = snapshot
-            for tool in revived:
-                self._retired.pop(id(tool), None)
-            for tool in retired:
-                if id(tool) in self._calls:
-                    self._retired[id(tool)] = tool
-                else:
-                    ready.append(tool)
-        return ready
-
-
 def _unknown(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
     listing = ", ".join(available) if available else "none"
     return error_result(tool_use_id, f"Unknown tool: {name}. Available tools: {listing}")
-
-
-def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
-    if is_tool_result_like(result):
-        checked = dict(result)
-        checked["toolUseId"] = tool_use_id
-        return checked  # type: ignore[return-value]
-    kind = type(result).__name__
-    logger.error("tool_name=<%s>, result_type=<%s> | tool returned no ToolResult", name, kind)
-    return error_result(tool_use_id, f"Error: tool {name} returned {kind}, not a ToolResult")
-
-
-def _failed(name: str, tool_use_id: str, exc: Exception) -> ToolResult:
-    logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
-    return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
-
-
-def _run_counted(
-    tool: AgentTool,
-    lifecycle: _Lifecycle | None,
-    input: Any,
-    tool_use_id: str,
-    invocation_state: dict[str, Any] | None,
-    agent: Any,
-) -> ToolResult:
-    """Call an already-counted tool synchronously; the last caller out runs a pending cleanup."""
-    name = _safe_name(tool)
-    try:
-        result = tool.invoke(input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent)
-        return _checked(result, name, tool_use_id)
-    except Exception as exc:
-        return _failed(name, tool_use_id, exc)
-    finally:
-        if lifecycle is not None and lifecycle.exit(tool):
-            _cleanup(tool)
-
-
-async def _arun_counted(
-    tool: AgentTool,
-    lifecycle: _Lifecycle | None,
-    input: Any,
-    tool_use_id: str,
-    invocation_state: dict[str, Any] | None,
-    agent: Any,
-) -> ToolResult:
-    """Call an already-counted tool on the caller's loop; the last caller out runs a pending cleanup."""
-    name = _safe_name(tool)
-    try:
-        result = await tool.ainvoke(
-            input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-        )
-        return _checked(result, name, tool_use_id)
-    except Exception as exc:
-        return _failed(name, tool_use_id, exc)
-    finally:
-        if lifecycle is not None and lifecycle.exit(tool):
-            await _acleanup(tool)
 
 
 class RegistrySnapshot:
@@ -271,18 +109,24 @@ class RegistrySnapshot:
         generation: int = 0,
         entries: Iterable[_Entry] = (),
         *,
-        lifecycle: _Lifecycle | None = None,
+        lifecycle: Lifecycle[RegistrySnapshot] | None = None,
     ) -> None:
         by_name = {entry.name: entry for entry in entries}
         self._generation = generation
         self._entries: Mapping[str, _Entry] = MappingProxyType(by_name)
-        self._aliases: Mapping[str, str] = MappingProxyType({_normalise(name): name for name in by_name})
+        self._aliases: Mapping[str, str] = MappingProxyType(
+            {normalise_tool_name(name): name for name in by_name}
+        )
         self._names = tuple(sorted(by_name))
         self._lifecycle = lifecycle
 
     @classmethod
     def _from_batch(
-        cls, generation: int, entries: dict[str, _Entry], aliases: dict[str, str], lifecycle: _Lifecycle
+        cls,
+        generation: int,
+        entries: dict[str, _Entry],
+        aliases: dict[str, str],
+        lifecycle: Lifecycle[RegistrySnapshot],
     ) -> RegistrySnapshot:
         """A snapshot that takes over a finished batch's dicts, so a commit costs no rebuild."""
         snapshot = cls.__new__(cls)
@@ -301,7 +145,7 @@ class RegistrySnapshot:
     def _entry(self, name: str) -> _Entry | None:
         entry = self._entries.get(name)
         if entry is None:
-            exact = self._aliases.get(_normalise(name))
+            exact = self._aliases.get(normalise_tool_name(name))
             entry = None if exact is None else self._entries[exact]
         return entry
 
@@ -349,7 +193,7 @@ class RegistrySnapshot:
             return _unknown(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return _run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
 
     async def ainvoke(
         self,
@@ -367,7 +211,7 @@ class RegistrySnapshot:
             return _unknown(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return await _arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._entry(name) is not None
@@ -403,18 +247,18 @@ class RegistryBatch:
     def _find(self, name: str) -> _Entry | None:
         entry = self._entries.get(name)
         if entry is None:
-            exact = self._aliases.get(_normalise(name))
+            exact = self._aliases.get(normalise_tool_name(name))
             entry = None if exact is None else self._entries[exact]
         return entry
 
     def _put(self, entry: _Entry) -> None:
         self._entries[entry.name] = entry
-        self._aliases[_normalise(entry.name)] = entry.name
+        self._aliases[normalise_tool_name(entry.name)] = entry.name
         self._touched[entry.name] = None
 
     def _drop(self, name: str) -> None:
         del self._entries[name]
-        del self._aliases[_normalise(name)]
+        del self._aliases[normalise_tool_name(name)]
         self._touched[name] = None
 
     def register(self, tool: AgentTool, *, source: str | None = None) -> None:
@@ -493,7 +337,8 @@ class ToolRegistry:
     """
 
     def __init__(self) -> None:
-        self._lifecycle = _Lifecycle()
+        # The first snapshot is empty, so it needs no lifecycle of its own to count calls.
+        self._lifecycle: Lifecycle[RegistrySnapshot] = Lifecycle(RegistrySnapshot())
         self._write_lock = threading.Lock()
         self._writer: int | None = None
         self._closed = False
@@ -576,7 +421,7 @@ class ToolRegistry:
                 if wanted_tags and not wanted_tags <= {tag.lower() for tag in tool.tags}:
                     continue
             except Exception:
-                logger.exception("tool_name=<%s> | skipped in search: its metadata raised", _safe_name(tool))
+                logger.exception("tool_name=<%s> | skipped in search: its metadata raised", safe_name(tool))
                 continue
             found.append(tool)
         return found
@@ -597,7 +442,7 @@ class ToolRegistry:
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return _unknown(name, tool_use_id, snapshot.names())
-        return _run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
 
     async def ainvoke(
         self,
@@ -613,7 +458,7 @@ class ToolRegistry:
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return _unknown(name, tool_use_id, snapshot.names())
-        return await _arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -689,7 +534,7 @@ class ToolRegistry:
                 staged._refusal = _BATCH_OVER
                 self._writer = None
         for tool in ready:
-            _cleanup(tool)
+            cleanup(tool)
         self._deliver()
 
     def _commit(self, staged: RegistryBatch) -> builtins.list[AgentTool]:

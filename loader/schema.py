@@ -21,28 +21,32 @@ docstring, then ``"Parameter <name>"``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import logging
+import math
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, ClassVar, get_args, get_origin
 
 import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaWarningKind
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
 
 from .errors import ToolSignatureError
+from .input_cache import LruCache, signature_key
 from .types import JSONSchema
 
 __all__ = [
     "InputModel",
     "build_input_model",
     "clean_schema",
+    "copy_json",
     "model_input_schema",
     "output_schema",
     "parameter_description",
@@ -74,10 +78,43 @@ _RESERVED_FIELD_NAMES = frozenset(dir(BaseModel)) | {"model_config"}
 
 
 class _QuietJsonSchema(GenerateJsonSchema):
-    """Logs pydantic's JSON-schema warnings (e.g. an unserialisable default) instead of warning."""
+    """Logs pydantic's JSON-schema warnings (e.g. an unserialisable default) instead of warning.
+
+    Also skips two costs pydantic pays for every schema (together 5 to 15% of
+    building a tool, the more defaults the more): the table from core schema
+    type to method is looked up by name once per class, not per generator, and
+    JSON scalar defaults are written as they are instead of through a new
+    ``TypeAdapter`` (which returns them unchanged).
+    """
+
+    _methods: ClassVar[dict[str, Callable[..., Any]] | None] = None
 
     def emit_warning(self, kind: JsonSchemaWarningKind, detail: str) -> None:
         logger.debug("kind=<%s>, detail=<%s> | json schema generation note", kind, detail)
+
+    def build_schema_type_to_method(self) -> dict[Any, Callable[[Any], JsonSchemaValue]]:
+        """Pydantic's table, with the method lookups done once for the class."""
+        cls = type(self)
+        methods = cls.__dict__.get("_methods")
+        if methods is None:
+            table = super().build_schema_type_to_method()
+            functions: dict[str, Callable[..., Any]] = {}
+            for key, bound in table.items():
+                if not isinstance(bound, types.MethodType) or bound.__self__ is not self:
+                    return table  # not plain methods: nothing safe to reuse
+                functions[key] = bound.__func__
+            cls._methods = functions
+            return table
+        return {key: types.MethodType(function, self) for key, function in methods.items()}
+
+    def encode_default(self, dft: Any) -> Any:
+        """A JSON scalar as is; anything else as pydantic encodes it."""
+        kind = type(dft)
+        if kind is str or kind is int or kind is bool or dft is None:
+            return dft
+        if kind is float and math.isfinite(dft):
+            return dft
+        return super().encode_default(dft)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +131,10 @@ class InputModel:
     model: type[BaseModel]
     json_schema: JSONSchema
     renamed: Mapping[str, str]
+
+
+_BUILT: LruCache[Hashable, InputModel] = LruCache(maxsize=256)
+"""Input models by signature (``loader.input_cache``); a few hundred cover a folder's repeated ones."""
 
 
 def resolve_type_hints(
@@ -125,10 +166,13 @@ def resolve_type_hints(
     return hints
 
 
-def resolve_return_hint(func: Callable[..., Any]) -> Any:
-    """The evaluated return annotation, or None when absent or unresolvable."""
+def resolve_return_hint(func: Callable[..., Any], signature: inspect.Signature | None = None) -> Any:
+    """The evaluated return annotation, or None when absent or unresolvable.
+
+    Pass ``signature`` when the caller has already read it, to save reading it again.
+    """
     try:
-        annotation = inspect.signature(func).return_annotation
+        annotation = (signature or inspect.signature(func)).return_annotation
     except (TypeError, ValueError):
         return None
     if annotation is inspect.Signature.empty:
@@ -167,10 +211,30 @@ def build_input_model(
 ) -> InputModel:
     """Build the validating model and cleaned JSON Schema for ``parameters``.
 
+    A signature built before (see ``loader.input_cache``) gets that model again,
+    with its own copy of the schema: the model's name is the only difference,
+    and nothing shows it.
+
     Raises:
         ToolSignatureError: A parameter's annotation cannot be validated or turned into JSON Schema;
             the message names the function and the parameter.
     """
+    key = signature_key(parameters, hints, doc_params)
+    cached = None if key is None else _BUILT.get(key)
+    if cached is not None:
+        return InputModel(cached.model, copy_json(cached.json_schema), dict(cached.renamed))
+    built = _build_input_model(function_name, parameters, hints, doc_params)
+    if key is not None:
+        _BUILT.put(key, InputModel(built.model, copy_json(built.json_schema), dict(built.renamed)))
+    return built
+
+
+def _build_input_model(
+    function_name: str,
+    parameters: Sequence[inspect.Parameter],
+    hints: Mapping[str, Any],
+    doc_params: Mapping[str, str],
+) -> InputModel:
     fields: dict[str, Any] = {}
     renamed: dict[str, str] = {}
     taken = {p.name for p in parameters}
@@ -312,9 +376,9 @@ def _portable_typed_dict(typed_dict: Any) -> Any:
         key: (typing_extensions.Required[hint] if key in required else typing_extensions.NotRequired[hint])
         for key, hint in hints.items()
     }
-    copy: Any = typing_extensions.TypedDict(typed_dict.__name__, fields)  # type: ignore[misc]
-    copy.__doc__ = typed_dict.__doc__
-    return copy
+    portable: Any = typing_extensions.TypedDict(typed_dict.__name__, fields)  # type: ignore[misc]
+    portable.__doc__ = typed_dict.__doc__
+    return portable
 
 
 def clean_schema(schema: JSONSchema) -> JSONSchema:
@@ -368,3 +432,24 @@ def _clean_node(node: Any, enums: Mapping[str, Any]) -> Any:
         else:
             out[key] = value
     return out
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a spec or schema, fast for JSON-shaped data.
+
+    Plain dicts and lists are rebuilt and JSON scalars shared; anything else
+    (a tuple, a set, a dict subclass in a hand-written schema) goes through
+    ``copy.deepcopy``, so the copy never shares anything mutable. Callers ask
+    for specs on every listing, where ``copy.deepcopy`` alone costs several times more.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_json(item) for item in value]
+    if kind in _JSON_SCALARS:
+        return value
+    return copy.deepcopy(value)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
@@ -33,6 +33,7 @@ __all__ = [
     "check_json_schema",
     "format_problems",
     "invalid_input_result",
+    "key_problems",
     "problems_from_jsonschema",
     "problems_from_pydantic",
 ]
@@ -228,23 +229,49 @@ def problems_from_jsonschema(errors: Iterable[JsonSchemaValidationError]) -> lis
     return _merge(collected)
 
 
-def _jsonschema_problems(error: JsonSchemaValidationError, path: list[str]) -> list[tuple[str, str, bool]]:
-    where = ".".join(path)
-    nested = bool(path)
+def key_problems(
+    error: JsonSchemaValidationError, path: Sequence[str]
+) -> tuple[Literal["missing", "unexpected"], list[str]] | None:
+    """The keys a ``required`` or extra-properties error is about, as dotted paths under ``path``.
+
+    jsonschema reports one error for all the missing (or unexpected) keys of an
+    object; callers word one problem per key. ``unexpected`` keys are those
+    matched by neither ``properties`` nor ``patternProperties``. None for other
+    errors, and for an extra-properties error whose keys cannot be told apart.
+    """
     instance = error.instance
+    if not isinstance(instance, Mapping):
+        return None
     keyword = error.validator
-    value = error.validator_value
-    if keyword == "required" and isinstance(instance, Mapping):
-        word = "missing required field" if nested else "missing required parameter"
-        return [(".".join([*path, name]), word, False) for name in value if name not in instance]
-    if keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, Mapping):
-        word = "unexpected field" if nested else "unexpected parameter"
+    if keyword == "required":
+        return "missing", [_dotted(path, name) for name in error.validator_value if name not in instance]
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
         schema = error.schema if isinstance(error.schema, Mapping) else {}
         known = schema.get("properties", {})
         patterns = list(schema.get("patternProperties", {}))
         extras = [k for k in instance if k not in known and not any(_search(p, k) for p in patterns)]
         if extras:
-            return [(".".join([*path, key]), word, False) for key in extras]
+            return "unexpected", [_dotted(path, key) for key in extras]
+    return None
+
+
+def _dotted(path: Sequence[str], key: object) -> str:
+    return ".".join([*path, str(key)])
+
+
+def _jsonschema_problems(error: JsonSchemaValidationError, path: list[str]) -> list[tuple[str, str, bool]]:
+    where = ".".join(path)
+    nested = bool(path)
+    keyword = error.validator
+    value = error.validator_value
+    keyed = key_problems(error, path)
+    if keyed is not None:
+        kind, keys = keyed
+        if kind == "missing":
+            word = "missing required field" if nested else "missing required parameter"
+        else:
+            word = "unexpected field" if nested else "unexpected parameter"
+        return [(key, word, False) for key in keys]
     if keyword == "type":
         kinds = [value] if isinstance(value, str) else list(value)
         if not path and "object" in kinds:
@@ -329,15 +356,24 @@ def check_json_schema(schema: JSONSchema, *, tool_name: str) -> Draft202012Valid
 
 def format_problems(tool_name: str, problems: Sequence[InputProblem]) -> str:
     """``Invalid input for tool 'x':`` followed by one ``- parameter: problem`` line per problem."""
-    lines = [f"Invalid input for tool '{tool_name}':"]
-    lines.extend(f"- {p['parameter']}: {p['problem']}" for p in problems)
-    return "\n".join(lines)
+    return _format_lines(tool_name, [f"- {p['parameter']}: {p['problem']}" for p in problems])
 
 
-def invalid_input_result(tool_use_id: str, tool_name: str, problems: Sequence[InputProblem]) -> ToolResult:
-    """An error result: the problems as text lines and as ``{"errors": [...]}`` json content."""
-    return error_result(
-        tool_use_id,
-        format_problems(tool_name, problems),
-        json_content={"errors": [dict(p) for p in problems]},
-    )
+def _format_lines(tool_name: str, lines: Sequence[str]) -> str:
+    return "\n".join([f"Invalid input for tool '{tool_name}':", *lines])
+
+
+def invalid_input_result(
+    tool_use_id: str,
+    tool_name: str,
+    problems: Sequence[InputProblem],
+    *,
+    lines: Sequence[str] | None = None,
+) -> ToolResult:
+    """An error result: the problems as text lines and as ``{"errors": [...]}`` json content.
+
+    ``lines`` replaces the ``- parameter: problem`` lines of the text, for tools
+    whose messages are whole sentences already (class tools); the json content is the same.
+    """
+    text = format_problems(tool_name, problems) if lines is None else _format_lines(tool_name, lines)
+    return error_result(tool_use_id, text, json_content={"errors": [dict(p) for p in problems]})
