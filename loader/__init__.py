@@ -9,8 +9,8 @@ from .errors import (
     DuplicateToolError,
     InvalidToolNameError,
     ToolDefinitionError,
-    ToolLoadError,
     ToolLoaderError,
+    ToolLoadError,
     ToolNotFoundError,
     ToolSignatureError,
 )

@@ -35,7 +35,7 @@ from .params import (
     definition_problems,
     parameters_to_json_schema,
 )
-from .results import error_result, to_tool_result
+from .results import exception_result, to_tool_result
 from .schema import copy_json
 from .types import (
     AgentTool,
@@ -400,7 +400,7 @@ class ClassTool(AgentTool):
 
     def _failure(self, tool_use_id: str, exc: Exception) -> ToolResult:
         logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
-        return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+        return exception_result(tool_use_id, exc)
 
     async def _arun(self, tool_use_id: str, raw_input: Any) -> ToolResult:
         try:

@@ -52,9 +52,7 @@ class DuplicateToolError(ToolLoaderError, ValueError):
     def __init__(self, name: str, *, existing_name: str, existing_source: str | None = None) -> None:
         owner = f" (from {existing_source})" if existing_source else ""
         clash = "" if existing_name == name else f" as {existing_name!r}"
-        super().__init__(
-            f"Tool {name!r} is already registered{clash}{owner}; use replace() to swap it"
-        )
+        super().__init__(f"Tool {name!r} is already registered{clash}{owner}; use replace() to swap it")
         self.name = name
         self.existing_name = existing_name
         self.existing_source = existing_source

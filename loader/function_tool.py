@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
@@ -41,9 +40,18 @@ from pydantic import BaseModel, ValidationError
 
 from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
 from .names import TOOL_NAME_PATTERN
-from .results import error_result, to_tool_result
+from .results import exception_result, to_tool_result
 from .schema import copy_json
-from .types import AgentTool, JSONSchema, ToolContext, ToolGenerator, ToolResult, ToolSpec, ToolUse
+from .types import (
+    AgentTool,
+    JSONSchema,
+    ToolContext,
+    ToolGenerator,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+    new_tool_use_id,
+)
 from .validation import WHOLE_INPUT, invalid_input_result, problems_from_jsonschema, problems_from_pydantic
 
 __all__ = ["TOOL_NAME_PATTERN", "FunctionTool"]
@@ -60,11 +68,6 @@ class _InvalidInput(Exception):
     def __init__(self, result: ToolResult) -> None:
         super().__init__("invalid input")
         self.result = result
-
-
-def _new_tool_use_id() -> str:
-    # Same shape as types.new_tool_use_id, without uuid4's cost on the hot path.
-    return "tooluse_" + os.urandom(10).hex()
 
 
 class FunctionTool(AgentTool, Generic[P, R]):
@@ -231,7 +234,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             return super().invoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )
-        tool_use_id = tool_use_id or _new_tool_use_id()
+        tool_use_id = tool_use_id or new_tool_use_id()
         data = {} if input is None else input
         if definition.simple:
             try:
@@ -262,7 +265,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             return await super().ainvoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )
-        tool_use_id = tool_use_id or _new_tool_use_id()
+        tool_use_id = tool_use_id or new_tool_use_id()
         try:
             args, kwargs = self._arguments(
                 {} if input is None else input, tool_use_id, None, _state(invocation_state, agent), None
@@ -283,7 +286,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         ``kwargs["_tool_context"]``, when it is a ``loader.types.ToolContext``, is
         injected as-is instead of one built from ``tool_use`` and ``invocation_state``.
         """
-        tool_use_id = str(tool_use.get("toolUseId") or _new_tool_use_id())
+        tool_use_id = str(tool_use.get("toolUseId") or new_tool_use_id())
         data = tool_use.get("input")
         given = kwargs.get("_tool_context")
         try:
@@ -357,7 +360,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             type(exc).__name__,
             exc_info=exc,
         )
-        return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+        return exception_result(tool_use_id, exc)
 
     def _arguments(
         self,

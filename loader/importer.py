@@ -383,7 +383,7 @@ class ToolImporter:
         self._rdeps.setdefault(imported, set()).add(importer)
 
     def _set_deps(self, importer: str, imported: set[str] | None) -> None:
-        """Replace the recorded imports of ``importer`` (None forgets it), keeping the reverse index in step."""
+        """Replace what ``importer`` imports (None forgets it), keeping the reverse index in step."""
         for old in self._deps.pop(importer, ()):
             users = self._rdeps.get(old)
             if users is not None:

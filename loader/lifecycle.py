@@ -17,7 +17,7 @@ import threading
 from collections.abc import Awaitable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from .results import error_result, is_tool_result_like
+from .results import error_result, exception_result, is_tool_result_like
 from .types import AgentTool, ToolResult, run_sync
 
 __all__ = ["Lifecycle", "acleanup", "arun_counted", "cleanup", "run_counted", "safe_name"]
@@ -132,7 +132,7 @@ def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
 
 def _failed(name: str, tool_use_id: str, exc: Exception) -> ToolResult:
     logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
-    return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+    return exception_result(tool_use_id, exc)
 
 
 def run_counted(

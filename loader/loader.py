@@ -29,7 +29,8 @@ import pluggy
 
 from .errors import ToolDefinitionError
 from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
-from .importer import ToolImporter, is_within
+from .importer import ToolImporter
+from .names import is_valid_tool_name, normalise_tool_name
 from .registry import ToolRegistry
 from .sources import is_ignored_dir
 from .status import (
@@ -49,12 +50,7 @@ __all__ = ["LoaderConfig", "ToolLoader"]
 
 logger = logging.getLogger(__name__)
 
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _claim_counter = itertools.count()
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,7 +477,11 @@ class ToolLoader:
             for root in self.paths:
                 for path in self._list_sources(root):
                     known = self._records.get(path)
-                    if path.name == "__init__.py" or path in present or (known is not None and not known.removed):
+                    if (
+                        path.name == "__init__.py"
+                        or path in present
+                        or (known is not None and not known.removed)
+                    ):
                         continue
                     if not self._importer.is_within_root(path, root):
                         continue
@@ -574,8 +574,14 @@ class ToolLoader:
         record = self._record_for(path)
         content_hash = _hash(data)
         record.signature = sig
-        unchanged = content_hash == record.content_hash and record.state in (FileState.LOADED, FileState.CONFLICT)
-        retried = content_hash == record.attempted_hash and record.state in (FileState.FAILED, FileState.STUCK)
+        unchanged = content_hash == record.content_hash and record.state in (
+            FileState.LOADED,
+            FileState.CONFLICT,
+        )
+        retried = content_hash == record.attempted_hash and record.state in (
+            FileState.FAILED,
+            FileState.STUCK,
+        )
         if not forced and (unchanged or retried) and record.empty_since is None:
             return
         outcome = outcomes.setdefault(path, _Outcome(self._statuses.get(path), touched=True))
@@ -624,7 +630,10 @@ class ToolLoader:
         record.discovered = tools
         self._set_claims(
             record,
-            {name: record.claims.get(name, next(_claim_counter)) for name in (_normalise(n) for n in tools)},
+            {
+                name: record.claims.get(name, next(_claim_counter))
+                for name in (normalise_tool_name(n) for n in tools)
+            },
         )
         record.content_hash = content_hash
         record.loaded_at = time.time()
@@ -675,9 +684,9 @@ class ToolLoader:
                         f"{path}: a discovery plugin returned {tool!r}, which is not an AgentTool"
                     )
                 name = tool.tool_name
-                if not isinstance(name, str) or not 1 <= len(name) <= 64 or not set(name) <= _NAME_CHARS:
+                if not is_valid_tool_name(name):
                     raise ToolDefinitionError(f"{path}: invalid tool name {name!r}")
-                key = _normalise(name)
+                key = normalise_tool_name(name)
                 if key in by_name:
                     raise ToolDefinitionError(
                         f"{path}: tool name {name!r} is defined twice in this file"
@@ -691,7 +700,10 @@ class ToolLoader:
         """Decide every affected name's owner, swap the registry once, then announce."""
         affected, self._dirty_names = self._dirty_names, set()
 
-        claimants = {key: sorted((order, path) for path, order in self._claimants.get(key, {}).items()) for key in affected}
+        claimants = {
+            key: sorted((order, path) for path, order in self._claimants.get(key, {}).items())
+            for key in affected
+        }
 
         old_owners = dict(self._owners)
         for key in affected:
@@ -722,7 +734,9 @@ class ToolLoader:
                 old_path = old_owners.get(key)
                 new_path = self._owners.get(key)
                 old_tool = self._registered.get(key)
-                new_tool = self._records[new_path].discovered.get(self._exact(new_path, key)) if new_path else None
+                new_tool = (
+                    self._records[new_path].discovered.get(self._exact(new_path, key)) if new_path else None
+                )
                 if old_tool is new_tool:
                     continue
                 if old_tool is not None and (new_tool is None or old_tool.tool_name != new_tool.tool_name):
@@ -749,7 +763,7 @@ class ToolLoader:
 
     def _exact(self, path: Path, key: str) -> str:
         for name in self._records[path].discovered:
-            if _normalise(name) == key:
+            if normalise_tool_name(name) == key:
                 return name
         return key
 
@@ -782,7 +796,9 @@ class ToolLoader:
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)
-            self._notify("tool_loader_file_status_changed", status=event.status, previous=outcomes[event.path].before)
+            self._notify(
+                "tool_loader_file_status_changed", status=event.status, previous=outcomes[event.path].before
+            )
             for listener in self._listeners:
                 try:
                     listener(event)
@@ -792,14 +808,16 @@ class ToolLoader:
     def _status_of(self, record: _FileRecord) -> FileStatus:
         owned = tuple(
             sorted(
-                name for name in record.discovered if self._owners.get(_normalise(name)) == record.path
+                name
+                for name in record.discovered
+                if self._owners.get(normalise_tool_name(name)) == record.path
             )
         )
         conflicts = tuple(
             sorted(
-                (name, self._owners[_normalise(name)])
+                (name, self._owners[normalise_tool_name(name)])
                 for name in record.discovered
-                if self._owners.get(_normalise(name)) not in (None, record.path)
+                if self._owners.get(normalise_tool_name(name)) not in (None, record.path)
             )
         )
         state = record.state

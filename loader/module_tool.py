@@ -14,22 +14,15 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from .errors import InvalidToolNameError, ToolDefinitionError
-from .results import error_result, to_tool_result
-from .validation import invalid_input_result, problems_from_jsonschema
+from .errors import ToolDefinitionError
+from .names import check_tool_name
+from .results import exception_result, to_tool_result
 from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id, run_sync
+from .validation import invalid_input_result, problems_from_jsonschema
 
 __all__ = ["ModuleTool", "validate_tool_spec"]
 
 logger = logging.getLogger(__name__)
-
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
-
-def _check_name(name: Any) -> str:
-    if not isinstance(name, str) or not 1 <= len(name) <= 64 or not set(name) <= _NAME_CHARS:
-        raise InvalidToolNameError(str(name))
-    return name
 
 
 def validate_tool_spec(spec: Any, *, where: str) -> ToolSpec:
@@ -43,7 +36,7 @@ def validate_tool_spec(spec: Any, *, where: str) -> ToolSpec:
     for key in ("name", "description", "inputSchema"):
         if key not in spec:
             raise ToolDefinitionError(f"{where}: TOOL_SPEC is missing {key!r}")
-    _check_name(spec["name"])
+    check_tool_name(spec["name"])
     if not isinstance(spec["description"], str):
         raise ToolDefinitionError(f"{where}: TOOL_SPEC 'description' must be a string")
     schema = spec["inputSchema"]
@@ -60,17 +53,17 @@ def validate_tool_spec(spec: Any, *, where: str) -> ToolSpec:
 class ModuleTool(AgentTool):
     """A Strands-style module tool: the spec comes from ``TOOL_SPEC``, the body from a function."""
 
-    def __init__(self, spec: ToolSpec, function: Callable[..., Any], *, source_file: str | None = None) -> None:
+    def __init__(
+        self, spec: ToolSpec, function: Callable[..., Any], *, source_file: str | None = None
+    ) -> None:
         super().__init__()
         self._spec = spec
         self._function = function
         self._is_async = inspect.iscoroutinefunction(function)
         self._validator = _validator_for(spec)
         self.source_file = source_file
-        try:
-            self.source_line: int | None = inspect.getsourcelines(function)[1]
-        except (OSError, TypeError):
-            self.source_line = None
+        code = getattr(function, "__code__", None)
+        self.source_line: int | None = code.co_firstlineno if code is not None else None
 
     @property
     def tool_name(self) -> str:
@@ -109,8 +102,8 @@ class ModuleTool(AgentTool):
         return to_tool_result(value, tool_use_id)
 
     def _failure(self, exc: Exception, tool_use_id: str) -> ToolResult:
-        logger.exception("tool_name=<%s> | module tool raised", self.tool_name)
-        return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+        logger.error("tool_name=<%s> | module tool raised", self.tool_name, exc_info=exc)
+        return exception_result(tool_use_id, exc)
 
     def _invalid(self, input: Any, tool_use_id: str) -> ToolResult | None:
         """An error result if the input breaks the spec's schema (Strands would pass it on unchecked)."""
@@ -121,7 +114,9 @@ class ModuleTool(AgentTool):
             return None
         return invalid_input_result(tool_use_id, self.tool_name, problems_from_jsonschema(errors))
 
-    async def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
         invalid = self._invalid(tool_use.get("input"), tool_use_id)
         if invalid is not None:
@@ -154,7 +149,11 @@ class ModuleTool(AgentTool):
         invalid = self._invalid(input, use_id)
         if invalid is not None:
             return invalid
-        tool_use: ToolUse = {"toolUseId": use_id, "name": self.tool_name, "input": {} if input is None else input}
+        tool_use: ToolUse = {
+            "toolUseId": use_id,
+            "name": self.tool_name,
+            "input": {} if input is None else input,
+        }
         state = dict(invocation_state or {})
         if agent is not None:
             state.setdefault("agent", agent)
@@ -170,7 +169,10 @@ def _validator_for(spec: ToolSpec) -> Any:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        logger.warning("tool_name=<%s> | input schema is not valid JSON Schema, input is not checked: %s",
-                       spec["name"], exc.message)
+        logger.warning(
+            "tool_name=<%s> | input schema is not valid JSON Schema, input is not checked: %s",
+            spec["name"],
+            exc.message,
+        )
         return None
     return Draft202012Validator(schema)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from .types import ToolResult, ToolResultContent
 
-__all__ = ["error_result", "is_tool_result_like", "success_result", "to_tool_result"]
+__all__ = ["error_result", "exception_result", "is_tool_result_like", "success_result", "to_tool_result"]
 
 
 def is_tool_result_like(value: Any) -> bool:
@@ -29,6 +29,11 @@ def error_result(tool_use_id: str, text: str, *, json_content: Any = None) -> To
     if json_content is not None:
         content.append({"json": json_content})
     return {"toolUseId": tool_use_id, "status": "error", "content": content}
+
+
+def exception_result(tool_use_id: str, exc: BaseException) -> ToolResult:
+    """The error result for a tool that raised: ``Error: <Type> - <message>``."""
+    return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
 
 
 def success_result(tool_use_id: str, content: list[ToolResultContent]) -> ToolResult:

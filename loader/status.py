@@ -110,7 +110,9 @@ class ScanReport:
     @property
     def failed(self) -> tuple[FileStatus, ...]:
         """Files that failed, got stuck or conflict with another file."""
-        return tuple(s for s in self.files if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT))
+        return tuple(
+            s for s in self.files if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+        )
 
     @property
     def tool_count(self) -> int:
@@ -128,7 +130,9 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
     text = "".join(traceback.format_exception(exc)).rstrip()
     message = str(exc) or type(exc).__name__
     if isinstance(exc, SyntaxError):
-        return LoadErrorInfo(type(exc).__name__, exc.msg or message, exc.filename or str(path), exc.lineno, text)
+        return LoadErrorInfo(
+            type(exc).__name__, exc.msg or message, exc.filename or str(path), exc.lineno, text
+        )
     target = str(path)
     root_prefixes = tuple(str(root) + "/" for root in roots)
     in_file: tuple[str, int | None] | None = None

@@ -8,8 +8,8 @@ those dicts. ``AgentTool`` is the abstract base every tool implements.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Coroutine
 from dataclasses import dataclass, field
@@ -162,9 +162,10 @@ class ToolContext:
 ToolGenerator = AsyncGenerator[Any, None]
 """The events of one tool call; the last one is the ``ToolResult``."""
 
+
 def new_tool_use_id() -> str:
     """A fresh id for a call made outside a model turn."""
-    return f"tooluse_{uuid.uuid4().hex[:20]}"
+    return "tooluse_" + os.urandom(10).hex()
 
 
 def run_sync(factory: Any) -> Any:
@@ -255,7 +256,7 @@ class AgentTool(ABC):
         """Free-form labels for listings and ``ToolRegistry.search``."""
         return ()
 
-    def cleanup(self) -> None | Awaitable[None]:
+    def cleanup(self) -> Awaitable[None] | None:
         """Release resources when the tool is unregistered, replaced or the registry closes."""
         return None
 
@@ -296,7 +297,9 @@ class AgentTool(ABC):
         """
 
         def factory() -> Coroutine[Any, Any, ToolResult]:
-            return self.ainvoke(input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent)
+            return self.ainvoke(
+                input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
+            )
 
         return run_sync(factory)  # type: ignore[no-any-return]
 

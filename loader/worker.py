@@ -27,14 +27,19 @@ _T = TypeVar("_T")
 
 
 class ImportAbandoned(BaseException):
-    """Raised inside an overrunning import to stop it (a BaseException so ``except Exception`` cannot swallow it)."""
+    """Raised inside an overrunning import to stop it.
+
+    A ``BaseException``, so the tool's own ``except Exception`` cannot swallow it.
+    """
 
 
 class ImportTimeout(Exception):
     """An import did not finish in time; carries where it was stuck."""
 
     def __init__(self, seconds: float, line: int | None, stack: str) -> None:
-        super().__init__(f"import did not finish within {seconds:g} s" + (f" (at line {line})" if line else ""))
+        super().__init__(
+            f"import did not finish within {seconds:g} s" + (f" (at line {line})" if line else "")
+        )
         self.seconds = seconds
         self.line = line
         self.stack = stack
@@ -60,7 +65,9 @@ class ImportWorker:
         """Run ``function`` on the worker; raise ``ImportTimeout`` if it overruns ``timeout``."""
         if self._thread is None or self._queue is None:
             self._queue = queue.SimpleQueue()
-            self._thread = threading.Thread(target=self._serve, args=(self._queue,), name=self._name, daemon=True)
+            self._thread = threading.Thread(
+                target=self._serve, args=(self._queue,), name=self._name, daemon=True
+            )
             self._thread.start()
         job: _Job[_T] = _Job(function)
         self._queue.put(job)

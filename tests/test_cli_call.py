@@ -105,7 +105,9 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
 
 
 def test_inputs_may_follow_options(tmp_path: Path) -> None:
-    done = run_cli("call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path)
+    done = run_cli(
+        "call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "42" in done.stdout
     bad = run_cli("list", str(SAMPLE_TOOLS), "--bogus", cwd=tmp_path)

@@ -240,7 +240,9 @@ def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader, ki
 
 
 # 9 ---------------------------------------------------------------------------------------------
-def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(tools_dir: Path, make_loader) -> None:
+def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(
+    tools_dir: Path, make_loader
+) -> None:
     owner = write(tools_dir / "owner.py", function_tool_source("contested", "return 'owner'"))
     ld = make_loader(tools_dir)
     challenger = write(tools_dir / "challenger.py", function_tool_source("contested", "return 'challenger'"))
@@ -290,9 +292,15 @@ def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
     caller.start()
     assert probe.started.wait(10)
     path.write_text(SLOW_CLASS.replace("VERSION", "v2"))
-    eventually(lambda: ld.registry.get("slow") is not None and ld.file_status(path).content_hash != None  # noqa: E711
-               and "v2" in (tools_dir / "slow.py").read_text() and ld.wait_idle(10)
-               and ld.registry.generation >= 2)
+    eventually(
+        lambda: (
+            ld.registry.get("slow") is not None
+            and ld.file_status(path).content_hash != None  # noqa: E711
+            and "v2" in (tools_dir / "slow.py").read_text()
+            and ld.wait_idle(10)
+            and ld.registry.generation >= 2
+        )
+    )
     assert probe.log == []  # the old instance is still serving a call
     probe.release.set()
     caller.join(10)

@@ -76,7 +76,9 @@ SEEDS = [int(s) for s in os.environ.get("TOOL_LOADER_RANDOM_SEEDS", "11,29,47").
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_14_registry_converges_to_disk_after_random_operations(tools_dir: Path, make_loader, seed: int) -> None:
+def test_14_registry_converges_to_disk_after_random_operations(
+    tools_dir: Path, make_loader, seed: int
+) -> None:
     rng = random.Random(seed)
     ld = make_loader(tools_dir)
     slots = [tools_dir / f"f{i}.py" for i in range(6)] + [tools_dir / "sub" / f"g{i}.py" for i in range(3)]
@@ -86,7 +88,9 @@ def test_14_registry_converges_to_disk_after_random_operations(tools_dir: Path, 
         if time.monotonic() > budget:
             break
         existing = [p for p in slots if p in models]
-        op = rng.choice(["write", "write", "write", "break", "delete", "move", "empty"] if existing else ["write"])
+        op = rng.choice(
+            ["write", "write", "write", "break", "delete", "move", "empty"] if existing else ["write"]
+        )
         if op == "write":
             path = rng.choice(slots)
             tools = {f"t{next(_tokens)}": f"v{seed}.{step}.{k}" for k in range(rng.randint(1, 3))}

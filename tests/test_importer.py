@@ -98,7 +98,10 @@ def test_import_helpers_from_and_relative_forms(tools_dir: Path, make_loader) ->
 
 def test_each_load_compiles_current_bytes_even_with_same_size_and_mtime(tools_dir: Path, make_loader) -> None:
     """CPython's .pyc check trusts size + whole-second mtime; an edit keeping both must still be seen."""
-    path = write(tools_dir / "ver.py", "from loader import tool\n\n@tool\ndef ver() -> str:\n    \"\"\"v.\"\"\"\n    return 'AAAA'\n")
+    path = write(
+        tools_dir / "ver.py",
+        'from loader import tool\n\n@tool\ndef ver() -> str:\n    """v."""\n    return \'AAAA\'\n',
+    )
     ld = make_loader(tools_dir, watch=False)
     assert call_text(ld, "ver") == "AAAA"
     stat = path.stat()

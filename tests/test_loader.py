@@ -41,8 +41,17 @@ def test_not_recursive_skips_subfolders(tools_dir: Path, make_loader) -> None:
 
 def test_editor_temporaries_hidden_files_and_non_python_are_ignored(tools_dir: Path, make_loader) -> None:
     source = function_tool_source("real")
-    for name in [".#x.py", "x.py~", ".x.py.swp", "x.py.tmp", "x.py___jb_tmp___", "x.py___jb_old___",
-                 "#x.py#", "notes.txt", ".hidden.py"]:
+    for name in [
+        ".#x.py",
+        "x.py~",
+        ".x.py.swp",
+        "x.py.tmp",
+        "x.py___jb_tmp___",
+        "x.py___jb_old___",
+        "#x.py#",
+        "notes.txt",
+        ".hidden.py",
+    ]:
         write(tools_dir / name, source.replace("real", "ghost"))
     write(tools_dir / ".git" / "hooks.py", source.replace("real", "ghost2"))
     write(tools_dir / "__pycache__" / "cached.py", source.replace("real", "ghost3"))
@@ -154,7 +163,10 @@ def test_module_tool_style(tools_dir: Path, make_loader) -> None:
 
 
 def test_module_tool_without_function_fails_clearly(tools_dir: Path, make_loader) -> None:
-    write(tools_dir / "lonely.py", "TOOL_SPEC = {'name': 'lonely', 'description': 'x', 'inputSchema': {'json': {}}}\n")
+    write(
+        tools_dir / "lonely.py",
+        "TOOL_SPEC = {'name': 'lonely', 'description': 'x', 'inputSchema': {'json': {}}}\n",
+    )
     ld = make_loader(tools_dir, watch=False)
     error = ld.status()[0].error
     assert error is not None and "no function named 'lonely'" in error.message
@@ -199,9 +211,14 @@ def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader) 
         def tool_loader_discover_tools(self, module, path):
             from loader import tool
 
-            return [tool(fn) for name, fn in vars(module).items()
-                    if callable(fn) and not name.startswith("_") and getattr(fn, "__module__", "") == module.__name__
-                    and not hasattr(fn, "tool_spec")]
+            return [
+                tool(fn)
+                for name, fn in vars(module).items()
+                if callable(fn)
+                and not name.startswith("_")
+                and getattr(fn, "__module__", "") == module.__name__
+                and not hasattr(fn, "tool_spec")
+            ]
 
         @hookimpl
         def tool_loader_is_tool_source(self, path, root):
@@ -261,7 +278,10 @@ def test_symlink_leading_outside_is_refused(tmp_path: Path, tools_dir: Path, mak
     states = {s.path.name: s for s in ld.status()}
     assert "evil" not in ld.registry
     assert states["evil.py"].state is FileState.FAILED
-    assert states["evil.py"].error is not None and "outside the watched folder" in states["evil.py"].error.message
+    assert (
+        states["evil.py"].error is not None
+        and "outside the watched folder" in states["evil.py"].error.message
+    )
     assert "inner" in ld.registry
 
 

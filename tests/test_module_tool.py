@@ -14,8 +14,11 @@ SPEC = {"name": "echo", "description": "Echo.", "inputSchema": {"json": {"type":
 
 
 def echo(tool_use: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    return {"toolUseId": tool_use["toolUseId"], "status": "success",
-            "content": [{"text": f"{tool_use['input']['x']} {sorted(kwargs)}"}]}
+    return {
+        "toolUseId": tool_use["toolUseId"],
+        "status": "success",
+        "content": [{"text": f"{tool_use['input']['x']} {sorted(kwargs)}"}],
+    }
 
 
 async def aecho(tool_use: dict[str, Any], **kwargs: Any) -> str:
@@ -31,7 +34,7 @@ def test_spec_validation() -> None:
     assert validate_tool_spec({**SPEC, "inputSchema": {"type": "object"}}, where="f.py")["inputSchema"] == {
         "json": {"type": "object"}
     }
-    with pytest.raises(ToolDefinitionError, match="f.py: TOOL_SPEC is missing 'description'"):
+    with pytest.raises(ToolDefinitionError, match=r"f\.py: TOOL_SPEC is missing 'description'"):
         validate_tool_spec({"name": "x", "inputSchema": {}}, where="f.py")
     with pytest.raises(ToolDefinitionError, match="must be a dict"):
         validate_tool_spec([], where="f.py")
@@ -55,15 +58,21 @@ def test_async_function_and_errors() -> None:
 
 
 def test_input_is_checked_against_the_spec_schema() -> None:
-    spec = {**SPEC, "inputSchema": {"json": {"type": "object", "properties": {"x": {"type": "integer"}},
-                                              "required": ["x"]}}}
+    spec = {
+        **SPEC,
+        "inputSchema": {
+            "json": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+        },
+    }
     tool = ModuleTool(validate_tool_spec(spec, where="t"), echo)
     result = tool.invoke({"x": "one"}, tool_use_id="v")
     assert result["status"] == "error"
     assert result["content"][0]["text"].startswith("Invalid input for tool 'echo':\n- x:")
     assert result["content"][1]["json"]["errors"][0]["parameter"] == "x"
     missing = tool.invoke({}, tool_use_id="w")
-    assert missing["content"][1]["json"] == {"errors": [{"parameter": "x", "problem": "missing required parameter"}]}
+    assert missing["content"][1]["json"] == {
+        "errors": [{"parameter": "x", "problem": "missing required parameter"}]
+    }
     assert tool.invoke({"x": 1})["status"] == "success"
 
 

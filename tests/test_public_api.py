@@ -36,5 +36,7 @@ def test_core_and_cli_do_not_need_the_optional_extras(tmp_path) -> None:
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'anyio', 'strands', 'uvicorn'))\n"
         "print(heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -28,12 +28,20 @@ class Opaque:
 
 
 def test_str_becomes_text() -> None:
-    assert to_tool_result("hello", "id1") == {"toolUseId": "id1", "status": "success", "content": [{"text": "hello"}]}
+    assert to_tool_result("hello", "id1") == {
+        "toolUseId": "id1",
+        "status": "success",
+        "content": [{"text": "hello"}],
+    }
 
 
 def test_tool_result_shaped_dict_passes_through_with_the_right_id() -> None:
     given = {"toolUseId": "wrong", "status": "error", "content": [{"text": "nope"}]}
-    assert to_tool_result(given, "id2") == {"toolUseId": "id2", "status": "error", "content": [{"text": "nope"}]}
+    assert to_tool_result(given, "id2") == {
+        "toolUseId": "id2",
+        "status": "error",
+        "content": [{"text": "nope"}],
+    }
     assert given["toolUseId"] == "wrong"
 
 
@@ -59,7 +67,10 @@ def test_anything_else_is_its_str() -> None:
 def test_error_result_carries_json_problems() -> None:
     result = error_result("i", "bad", json_content={"errors": [{"parameter": "x", "problem": "missing"}]})
     assert result["status"] == "error"
-    assert result["content"] == [{"text": "bad"}, {"json": {"errors": [{"parameter": "x", "problem": "missing"}]}}]
+    assert result["content"] == [
+        {"text": "bad"},
+        {"json": {"errors": [{"parameter": "x", "problem": "missing"}]}},
+    ]
 
 
 def test_is_tool_result_like() -> None:

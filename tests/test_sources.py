@@ -19,8 +19,20 @@ def test_sources(name: str) -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "__init__.py", ".#x.py", "x.py~", ".x.py.swp", "x.py.tmp", "x.py___jb_tmp___", "x.py___jb_old___",
-        "#x.py#", ".hidden.py", "notes.txt", ".git/x.py", "__pycache__/x.py", "pkg.egg-info/x.py", "~x.py",
+        "__init__.py",
+        ".#x.py",
+        "x.py~",
+        ".x.py.swp",
+        "x.py.tmp",
+        "x.py___jb_tmp___",
+        "x.py___jb_old___",
+        "#x.py#",
+        ".hidden.py",
+        "notes.txt",
+        ".git/x.py",
+        "__pycache__/x.py",
+        "pkg.egg-info/x.py",
+        "~x.py",
     ],
 )
 def test_not_sources(name: str) -> None:

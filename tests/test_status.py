@@ -10,7 +10,7 @@ from loader.status import FileState, FileStatus, LoadErrorInfo, ScanReport, erro
 def _raise_from(path: Path, source: str) -> BaseException:
     try:
         exec(compile(source, str(path), "exec"), {})
-    except BaseException as exc:  # noqa: BLE001 - the test inspects whatever was raised
+    except BaseException as exc:
         return exc
     raise AssertionError("no exception")
 
@@ -24,7 +24,9 @@ def test_innermost_frame_in_the_tool_file_wins(tmp_path: Path) -> None:
     assert info.one_line() == f"KeyError: 'k' ({tool}:2)"
 
 
-def test_a_helper_inside_the_folder_is_named_when_the_tool_file_is_not_in_the_traceback(tmp_path: Path) -> None:
+def test_a_helper_inside_the_folder_is_named_when_the_tool_file_is_not_in_the_traceback(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "tools"
     helper = root / "helper.py"
     exc = _raise_from(helper, "x = 1\nraise ValueError('bad helper')\n")

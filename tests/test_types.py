@@ -17,13 +17,19 @@ class Countdown(AgentTool):
 
     @property
     def tool_spec(self) -> ToolSpec:
-        return {"name": "countdown", "description": "Counts down.", "inputSchema": {"json": {"type": "object"}}}
+        return {
+            "name": "countdown",
+            "description": "Counts down.",
+            "inputSchema": {"json": {"type": "object"}},
+        }
 
     @property
     def tool_type(self) -> str:
         return "custom"
 
-    async def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         for n in range(tool_use["input"].get("start", 3), 0, -1):
             await asyncio.sleep(0)
             yield {"progress": n}
@@ -35,7 +41,9 @@ class Countdown(AgentTool):
 
 
 class Silent(Countdown):
-    async def stream(self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any) -> ToolGenerator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         for _ in ():
             yield None
 
@@ -69,7 +77,9 @@ def test_invoke_inside_a_running_loop_does_not_reenter_it() -> None:
 def test_ainvoke_and_stream_order() -> None:
     async def main() -> list[Any]:
         events = []
-        async for event in Countdown().stream({"toolUseId": "x", "name": "countdown", "input": {"start": 3}}, {}):
+        async for event in Countdown().stream(
+            {"toolUseId": "x", "name": "countdown", "input": {"start": 3}}, {}
+        ):
             events.append(event)
         return events
 

@@ -20,7 +20,7 @@ from rich.json import JSON
 from rich.markup import escape
 from rich.text import Text
 
-from ..results import is_tool_result_like
+from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
 from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
 from .render import existing_dirs, find_tool, load_tools, quiet_logs
@@ -194,11 +194,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = asyncio.run(stream_tool(tool, data, _event_printer(err)))
         except Exception as exc:  # a tool whose stream raises instead of yielding an error result
-            result = {
-                "toolUseId": "",
-                "status": "error",
-                "content": [{"text": f"Error: {type(exc).__name__} - {exc}"}],
-            }
+            result = exception_result("", exc)
         _print_result(stdout_console(), result)
         return 1 if result.get("status") == "error" else 0
     finally:

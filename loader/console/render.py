@@ -301,7 +301,15 @@ def _state_text(state: str) -> Text:
 
 
 ALL_COLUMNS = (
-    "name", "kind", "source", "description", "parameters", "category", "tags", "version", "dynamic",
+    "name",
+    "kind",
+    "source",
+    "description",
+    "parameters",
+    "category",
+    "tags",
+    "version",
+    "dynamic",
 )
 _NARROW_DROPS = (("dynamic", 150), ("category", 135), ("tags", 125), ("version", 110), ("kind", 95))
 """Columns left out below a terminal width, least useful first, so narrow terminals stay readable."""

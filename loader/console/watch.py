@@ -297,7 +297,9 @@ def _run_live(
 
     console.print(Text(_summary(report, loader), style="bold"))
     header = "watching " + ", ".join(display_path(path) for path in loader.paths)
-    with Live(state.render(header, console.width), console=console, auto_refresh=False, transient=False) as live:
+    with Live(
+        state.render(header, console.width), console=console, auto_refresh=False, transient=False
+    ) as live:
         while True:
             items = feed.gather(_POLL_SECONDS)
             if items:
