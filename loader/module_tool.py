@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
@@ -17,6 +17,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from .errors import ToolDefinitionError
 from .names import check_tool_name
 from .results import exception_result, to_tool_result
+from .schema import copy_json
 from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id, run_sync
 from .validation import invalid_input_result, problems_from_jsonschema
 
@@ -71,7 +72,8 @@ class ModuleTool(AgentTool):
 
     @property
     def tool_spec(self) -> ToolSpec:
-        return self._spec
+        """A fresh copy, so callers cannot alter what the model is shown."""
+        return cast(ToolSpec, copy_json(self._spec))
 
     @property
     def tool_type(self) -> str:

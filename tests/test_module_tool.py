@@ -79,3 +79,9 @@ def test_input_is_checked_against_the_spec_schema() -> None:
 def test_an_invalid_spec_schema_is_not_enforced() -> None:
     spec = {**SPEC, "inputSchema": {"json": {"type": "not-a-type"}}}
     assert ModuleTool(validate_tool_spec(spec, where="t"), echo).invoke({"x": 3})["status"] == "success"
+
+
+def test_tool_spec_is_a_copy_callers_cannot_corrupt() -> None:
+    tool = ModuleTool(validate_tool_spec(SPEC, where="t"), echo)
+    tool.tool_spec["inputSchema"]["json"]["type"] = "array"
+    assert tool.tool_spec["inputSchema"]["json"]["type"] == "object"
