@@ -148,6 +148,7 @@ class ToolLoader:
         self._worker = ImportWorker()
         self._records: dict[Path, _FileRecord] = {}
         self._by_module: dict[str, Path] = {}
+        self._source_verdicts: dict[Path, bool] = {}
         self._owners: dict[str, Path] = {}
         self._registered: dict[str, AgentTool] = {}
         self._claimants: dict[str, dict[Path, int]] = {}
@@ -189,6 +190,7 @@ class ToolLoader:
     def register_plugin(self, plugin: object, name: str | None = None) -> None:
         """Register another plugin; it applies to files loaded from now on."""
         self.plugin_manager.register(plugin, name=name)
+        self._source_verdicts.clear()
 
     def class_tool_args(self, cls: type, path: Path) -> tuple[Sequence[Any], dict[str, Any]]:
         """Constructor arguments for a ``@tool`` class, from the ``tool_loader_class_tool_args`` hook."""
@@ -313,8 +315,15 @@ class ToolLoader:
         return self._importer.root_of(path)
 
     def _is_source(self, path: Path, root: Path) -> bool:
-        answer = self.plugin_manager.hook.tool_loader_is_tool_source(path=path, root=root)
-        return bool(answer)
+        """The plugins' verdict on ``path``, remembered: rescans ask about every file every time."""
+        try:
+            return self._source_verdicts[path]
+        except KeyError:
+            pass
+        verdict = bool(self.plugin_manager.hook.tool_loader_is_tool_source(path=path, root=root))
+        if len(self._source_verdicts) < 200_000:
+            self._source_verdicts[path] = verdict
+        return verdict
 
     def _list_sources(self, root: Path, under: Path | None = None) -> list[Path]:
         """Every tool source and package ``__init__`` below ``under`` (default ``root``)."""

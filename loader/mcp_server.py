@@ -298,6 +298,7 @@ class MCPToolServer:
         self._bus: SubscriptionBus = subscriptions if subscriptions is not None else InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
         self._legacy_sessions: dict[object, ServerSession] = {}
+        self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
         self._announced_generation = -1
@@ -335,10 +336,16 @@ class MCPToolServer:
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         snapshot = self._registry.snapshot()
-        specs = [tool.tool_spec for tool in _in_name_order(snapshot)]
-        return types.ListToolsResult(
-            tools=[to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
-        )
+        key = (snapshot.generation, ctx.protocol_version)
+        tools = self._listing_cache.get(key)
+        if tools is None:
+            # Built once per registry generation and protocol version: a listing between two
+            # reloads costs no spec copies and no conversions.
+            specs = [tool.tool_spec for tool in _in_name_order(snapshot)]
+            tools = [to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
+            self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
+            self._listing_cache[key] = tools
+        return types.ListToolsResult(tools=list(tools))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams

@@ -4,8 +4,9 @@ Events only say *that* something happened to a path; the loader looks at the
 disk when a path is due and loads what is there. The delay before a path is
 due depends on the last event seen for it:
 
-* a completed write (Linux reports the close of a written file) or a rename
-  onto the path: ``settle`` (a few ms), enough to coalesce a burst of saves;
+* a rename onto the path: at once, since a rename lands a complete file;
+* a completed write (Linux reports the close of a written file): ``settle``
+  (1 ms), enough to coalesce a burst of saves written back to back;
 * a create or modify without a close yet: ``debounce``, since the writer is
   still busy;
 * a delete or a move away: ``disappear_grace``, because editors save by
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 class WatchTimings:
     """Delays (seconds) between an event and the moment its path is loaded."""
 
-    settle: float = 0.004
+    settle: float = 0.001
     debounce: float = 0.05
     disappear_grace: float = 0.05
 
@@ -272,8 +273,9 @@ class FolderWatcher:
                 self._on_dir(src)
             return
         if kind == "moved":
+            # A rename lands a complete file: load the destination at once.
             self._scheduler.note(src, timings.disappear_grace)
-            self._scheduler.note(_as_path(event.dest_path), timings.settle)
+            self._scheduler.note(_as_path(event.dest_path), 0.0)
         elif kind == "closed":
             self._scheduler.note(src, timings.settle)
         elif kind == "deleted":

@@ -1,0 +1,19 @@
+"""Benchmarks of the tool loader against its peers (Strands' tool watcher, FastMCP's file provider).
+
+Run everything with ``python -m bench`` (``--quick`` for tiny sizes, ``--only NAME``,
+``--reps N``); each benchmark prints its tables and targets, and the raw numbers
+are written as JSON under ``bench/results/``.
+"""
+
+BENCHMARKS = (
+    "save_to_callable",
+    "correctness",
+    "initial_load",
+    "reload_cost",
+    "listing",
+    "call_overhead",
+    "memory",
+)
+"""Benchmark module names, in the order ``python -m bench`` runs them."""
+
+__all__ = ["BENCHMARKS"]

@@ -1,0 +1,196 @@
+"""Benchmark 4: the cost of reloading one edited file, versus the size of the folder.
+
+One file is edited in place in folders of 10, 100 and 1,000 tool files; we take
+the median time from the start of the write until a call returns the new text,
+and for ours also the loader's own batch time (the scheduler's ``apply`` of the
+batch that held the edit) and the cost of its periodic safety-net tick
+(supervision and the stat rescan). Here each edit changes the file's size, so
+the peers' ``.pyc`` checks always see it (benchmark 2 covers same-size edits).
+After each edit every system settles and idles ``PEER_GAP`` seconds, as in benchmark 1.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    SYSTEM_LABELS,
+    BenchResult,
+    Options,
+    System,
+    Table,
+    Target,
+    available,
+    fmt_ms,
+    make_system,
+    scratch_dir,
+    summarize,
+    time_until,
+    tool_source,
+)
+
+NAME = "reload_cost"
+SYSTEMS = ("ours", "strands", "fastmcp")
+TIMEOUT = 3.0
+PEER_GAP = 0.1
+GROWTH_LIMIT = 1.5
+
+
+class _Timed:
+    """Wraps a scheduler callable to record how long each call took (the loader is not changed)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.durations: list[float] = []
+
+    def __call__(self, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.target(*args)
+        finally:
+            self.durations.append(time.perf_counter() - started)
+
+
+def _instrument(system: System) -> tuple[_Timed | None, _Timed | None]:
+    scheduler = getattr(getattr(system, "loader", None), "_scheduler", None)
+    if scheduler is None or not hasattr(scheduler, "_apply"):
+        return None, None
+    apply = _Timed(scheduler._apply)
+    scheduler._apply = apply
+    tick = None
+    if getattr(scheduler, "_tick", None) is not None:
+        tick = _Timed(scheduler._tick)
+        scheduler._tick = tick
+    return apply, tick
+
+
+def _measure(key: str, count: int, reps: int) -> dict[str, Any]:
+    system = make_system(key)
+    with scratch_dir(f"reload{count}-{key}") as base:
+        folder = base / "tools"
+        folder.mkdir()
+        for i in range(count - 1):
+            (folder / f"{key}_r{i}.py").write_text(tool_source(system.dialect, {f"r{i}": repr(i)}))
+        path: Path = folder / f"{key}_edited.py"
+        path.write_text(tool_source(system.dialect, {"edited": "'v'"}))
+        started = time.perf_counter()
+        system.start(folder)
+        load_s = time.perf_counter() - started
+        apply, tick = _instrument(system)
+        latencies: list[float] = []
+        rescans: list[float] = []
+        batches: list[float] = []
+        never = 0
+        try:
+            system.settle(PEER_GAP)
+            for index in range(reps):
+                expected = f"v{index}" + "x" * index
+                source = tool_source(system.dialect, {"edited": repr(expected)})
+                first_batch = len(apply.durations) if apply else 0
+                start = time.perf_counter()
+                path.write_text(source)
+                took = time_until(lambda e=expected: system.call("edited") == e, start, TIMEOUT)  # type: ignore[misc]
+                system.settle(PEER_GAP)
+                if took is None:
+                    never += 1
+                else:
+                    latencies.append(took)
+                if apply is not None:
+                    batches.append(sum(apply.durations[first_batch:]))
+            if apply is not None:
+                for _ in range(5):
+                    began = time.perf_counter()
+                    system.loader.wait_idle(10.0)  # type: ignore[attr-defined]  # one stat pass over every file
+                    rescans.append(time.perf_counter() - began)
+        finally:
+            system.close()
+    return {
+        "rescan_s": rescans,
+        "rescan_summary_s": summarize(rescans),
+        "files": count,
+        "reps": reps,
+        "never": never,
+        "initial_load_s": load_s,
+        "latency_s": latencies,
+        "summary_s": summarize(latencies),
+        "batch_s": batches,
+        "batch_summary_s": summarize(batches),
+        "tick_s": None if tick is None else tick.durations,
+        "tick_summary_s": None if tick is None else summarize(tick.durations),
+    }
+
+
+def run(options: Options) -> BenchResult:
+    """Edit one file repeatedly in folders of growing size."""
+    sizes = [10, 50] if options.quick else [10, 100, 1000]
+    reps = options.count(40, 3)
+    peer_reps = options.count(20, 3)
+    raw: dict[str, Any] = {key: {} for key in SYSTEMS}
+    for key in SYSTEMS:
+        for count in sizes:
+            if not available(key):
+                raw[key][str(count)] = None
+                continue
+            # FastMCP re-imports the whole folder on every request: few edits at 1,000 files.
+            system_reps = reps if key == "ours" else peer_reps
+            if key == "fastmcp" and count >= 1000:
+                system_reps = min(system_reps, 5)
+            raw[key][str(count)] = _measure(key, count, system_reps)
+
+    result = BenchResult(NAME, raw={"sizes": sizes, "reps": reps, "peer_reps": peer_reps, "systems": raw})
+    smallest = str(sizes[0])
+    table = Table(
+        "4. reload cost of one edited file versus folder size (ms)",
+        [
+            "files / system",
+            "save→callable p50",
+            "p90",
+            "picked up",
+            "batch p50",
+            "rescan p50",
+            "p50 vs smallest",
+        ],
+        note=(
+            f"{reps} in-place edits per cell for ours, {peer_reps} for peers (FastMCP: 5 at 1,000 files); "
+            "save→callable as in benchmark 1; "
+            "batch = the loader's apply of the batch holding the edit; rescan = an idle wait_idle(), i.e. "
+            "one stat pass over every file (the loader's safety net runs one every 2 s)."
+        ),
+    )
+    for count in sizes:
+        for key in SYSTEMS:
+            data = raw[key][str(count)]
+            label = f"{count} / {SYSTEM_LABELS[key]}"
+            if data is None:
+                table.rows.append([label, "not installed", "", "", "", "", ""])
+                continue
+            summary = data["summary_s"]
+            base = raw[key][smallest]["summary_s"]["p50"]
+            growth = "-" if not base or summary["p50"] is None else f"{summary['p50'] / base:.2f}x"
+            table.rows.append(
+                [
+                    label,
+                    fmt_ms(summary["p50"]),
+                    fmt_ms(summary["p90"]),
+                    f"{data['reps'] - data['never']}/{data['reps']}",
+                    fmt_ms(data["batch_summary_s"]["p50"]) if data["batch_s"] else "",
+                    fmt_ms(data["rescan_summary_s"]["p50"]) if data["rescan_s"] else "",
+                    growth,
+                ]
+            )
+    result.tables.append(table)
+
+    largest = str(sizes[-1])
+    ours_small = raw["ours"][smallest]["summary_s"]["p50"]
+    ours_large = raw["ours"][largest]["summary_s"]["p50"]
+    ratio = None if not ours_small or ours_large is None else ours_large / ours_small
+    result.targets.append(
+        Target(
+            f"reload at {largest} files within 1.5x of {smallest} files",
+            "-" if ratio is None else f"{fmt_ms(ours_large)} vs {fmt_ms(ours_small)} ms ({ratio:.2f}x)",
+            None if ratio is None else ratio <= GROWTH_LIMIT,
+        )
+    )
+    return result

@@ -1,0 +1,87 @@
+"""``python -m bench --quick`` runs every benchmark once on tiny sizes and writes its JSON.
+
+No assertions on times: the run must complete and the JSON must carry what a
+reader needs (environment, options, and every benchmark's tables, targets and
+raw numbers). The bench package lives at the repository root, which is not on
+the path in CI (the project is installed), and the root's ``loader/`` folder must
+not shadow the installed package; so the run happens in a scratch folder that
+holds only a ``bench`` link to the repository's benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+NAMES = [
+    "save_to_callable",
+    "correctness",
+    "initial_load",
+    "reload_cost",
+    "listing",
+    "call_overhead",
+    "memory",
+]
+
+pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """One quick run of every benchmark, shared by the tests below."""
+    farm = tmp_path_factory.mktemp("bench-farm")
+    (farm / "bench").symlink_to(BENCH, target_is_directory=True)
+    out = farm / "results"
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(farm), env.get("PYTHONPATH", "")) if p)
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        cwd=farm,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    return completed, out
+
+
+@pytest.mark.timeout(120)
+def test_quick_run_completes_and_prints_every_benchmark(
+    quick_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    completed, _ = quick_run
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    for name in NAMES:
+        assert name in completed.stdout
+    assert "raw numbers:" in completed.stdout
+
+
+@pytest.mark.timeout(120)
+def test_quick_run_writes_json_with_every_benchmark(
+    quick_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    completed, out = quick_run
+    files = sorted(out.glob("bench-*-quick.json"))
+    assert len(files) == 1, completed.stdout[-2000:]
+    data = json.loads(files[0].read_text())
+    assert set(data) == {"environment", "options", "peers", "total_seconds", "benchmarks"}
+    env = data["environment"]
+    assert {"date", "python", "cpu_count", "packages"} <= set(env)
+    assert {"strands-agents", "fastmcp", "mcp", "tool-loader"} <= set(env["packages"])
+    assert env["dont_write_bytecode"] is False
+    assert data["options"] == {"quick": True, "reps": None, "only": NAMES}
+    assert list(data["benchmarks"]) == NAMES
+    for name, result in data["benchmarks"].items():
+        assert set(result) == {"seconds", "tables", "targets", "raw"}, (name, result.get("error"))
+        assert result["tables"] and all(table["rows"] for table in result["tables"]), name
+        assert result["targets"], name
+        for target in result["targets"]:
+            assert set(target) == {"target", "figure", "passed"}
