@@ -103,6 +103,24 @@ class _FileRecord:
     ever_loaded: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A file's bytes as read for one batch, with their stat signature and hash."""
+
+    data: bytes
+    signature: tuple[int, int, int] | None
+    digest: str
+
+
+def _read(path: Path) -> _Read | None:
+    """Read ``path`` once for the batch; None if it vanished meanwhile."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return _Read(data, _signature(path), hashlib.sha256(data).hexdigest())
+
+
 @dataclass(slots=True)
 class _Outcome:
     """What happened to one file in a batch, for events."""
@@ -394,7 +412,7 @@ class ToolLoader:
         with self._apply_lock:
             self._importer.begin_batch()
             outcomes: dict[Path, _Outcome] = {}
-            present: dict[Path, tuple[bytes, tuple[int, int, int] | None]] = {}
+            present: dict[Path, _Read] = {}
             missing: list[Path] = []
             changed_modules: list[str] = []
             for path in sorted(paths):
@@ -410,24 +428,19 @@ class ToolLoader:
                 if is_init:
                     changed_modules.append(self._importer.module_name_for(path))
                     continue
-                if exists:
-                    try:
-                        data = path.read_bytes()
-                        sig = _signature(path)
-                    except OSError:
-                        exists = False
-                    else:
-                        present[path] = (data, sig)
-                        continue
+                read = _read(path) if exists else None
+                if read is not None:
+                    present[path] = read
+                    continue
                 if record is not None and not record.removed:
                     missing.append(path)
                     changed_modules.append(record.module_name)
 
             self._pair_moves(present, missing, changed_modules)
 
-            for path, (data, _sig) in present.items():
+            for path, read in present.items():
                 record = self._records.get(path)
-                if record is None or _hash(data) not in (record.content_hash, record.pending_empty_hash):
+                if record is None or read.digest not in (record.content_hash, record.pending_empty_hash):
                     changed_modules.append(self._importer.module_name_for(path))
 
             # Everything that imported a changed module runs again, dependencies first.
@@ -443,10 +456,11 @@ class ToolLoader:
                         continue
                     forced.add(dependent)
                     if dependent not in present and dependent not in missing:
-                        try:
-                            present[dependent] = (dependent.read_bytes(), _signature(dependent))
-                        except OSError:
+                        read = _read(dependent)
+                        if read is None:
                             missing.append(dependent)
+                        else:
+                            present[dependent] = read
             self._importer.forget(stale)
 
             for path in missing:
@@ -455,8 +469,7 @@ class ToolLoader:
             order = self._load_order(list(present))
             total = len(order)
             for index, path in enumerate(order, 1):
-                data, sig = present[path]
-                self._load_file(path, data, sig, path in forced, outcomes)
+                self._load_file(path, present[path], path in forced, outcomes)
                 if progress is not None:
                     progress(index, total)
 
@@ -464,7 +477,7 @@ class ToolLoader:
 
     def _pair_moves(
         self,
-        present: dict[Path, tuple[bytes, tuple[int, int, int] | None]],
+        present: dict[Path, _Read],
         missing: list[Path],
         changed_modules: list[str],
     ) -> None:
@@ -494,10 +507,9 @@ class ToolLoader:
                         continue
                     if not self._importer.is_within_root(path, root):
                         continue
-                    try:
-                        present[path] = (path.read_bytes(), _signature(path))
-                    except OSError:
-                        continue
+                    read = _read(path)
+                    if read is not None:
+                        present[path] = read
 
     def _module_paths(self) -> dict[str, Path]:
         return self._by_module
@@ -575,14 +587,13 @@ class ToolLoader:
     def _load_file(
         self,
         path: Path,
-        data: bytes,
-        sig: tuple[int, int, int] | None,
+        read: _Read,
         forced: bool,
         outcomes: dict[Path, _Outcome],
     ) -> None:
         record = self._record_for(path)
-        content_hash = _hash(data)
-        record.signature = sig
+        data, content_hash = read.data, read.digest
+        record.signature = read.signature
         unchanged = content_hash == record.content_hash and record.state in (
             FileState.LOADED,
             FileState.CONFLICT,
@@ -878,10 +889,6 @@ class ToolLoader:
             added=tuple(sorted(new_tools - old_tools)),
             removed=tuple(sorted(old_tools - new_tools)),
         )
-
-
-def _hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
