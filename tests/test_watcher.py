@@ -138,7 +138,7 @@ def test_event_kinds_map_to_their_windows() -> None:
         (Path("/t/a.py"), 0.001),
         (Path("/t/b.py"), 0.3),
         (Path("/t/c.py.tmp"), 0.3),
-        (Path("/t/c.py"), 0.001),
+        (Path("/t/c.py"), 0.0),
     ]
     assert dirs == [Path("/t/sub")]
 
