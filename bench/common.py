@@ -198,6 +198,16 @@ def time_until(
             time.sleep(0)
 
 
+def _batch_size(size: int, elapsed: float, batch_seconds: float) -> int | None:
+    """Calls per timed batch, from a trial batch of ``size`` calls that took ``elapsed`` seconds.
+
+    None while the trial is too short to extrapolate from: the caller doubles ``size`` and tries again.
+    """
+    if elapsed < batch_seconds / 4 and size < 1 << 20:
+        return None
+    return max(1, int(size * batch_seconds / max(elapsed, 1e-9)))
+
+
 def per_call(function: Callable[[], Any], batches: int, batch_seconds: float = 0.02) -> list[float]:
     """Seconds per call of ``function``, one figure per batch of calls (batch size calibrated first).
 
@@ -209,11 +219,11 @@ def per_call(function: Callable[[], Any], batches: int, batch_seconds: float = 0
         started = time.perf_counter()
         for _ in range(size):
             function()
-        elapsed = time.perf_counter() - started
-        if elapsed >= batch_seconds / 4 or size >= 1 << 20:
+        calibrated = _batch_size(size, time.perf_counter() - started, batch_seconds)
+        if calibrated is not None:
             break
         size *= 2
-    size = max(1, int(size * batch_seconds / max(elapsed, 1e-9)))
+    size = calibrated
     figures = []
     for _ in range(batches):
         started = time.perf_counter()
@@ -231,11 +241,11 @@ async def aper_call(function: Callable[[], Any], batches: int, batch_seconds: fl
         started = time.perf_counter()
         for _ in range(size):
             await function()
-        elapsed = time.perf_counter() - started
-        if elapsed >= batch_seconds / 4 or size >= 1 << 20:
+        calibrated = _batch_size(size, time.perf_counter() - started, batch_seconds)
+        if calibrated is not None:
             break
         size *= 2
-    size = max(1, int(size * batch_seconds / max(elapsed, 1e-9)))
+    size = calibrated
     figures = []
     for _ in range(batches):
         started = time.perf_counter()

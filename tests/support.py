@@ -14,7 +14,16 @@ from typing import Any
 from loader.loader import LoaderConfig, ToolLoader
 from loader.watcher import WatchTimings
 
-__all__ = ["FAST", "call_text", "cli_env", "eventually", "function_tool_source", "run_cli", "write"]
+__all__ = [
+    "FAST",
+    "call_text",
+    "cli_env",
+    "eventually",
+    "function_tool_source",
+    "run_cli",
+    "write",
+    "write_conflict_and_broken",
+]
 
 FAST = LoaderConfig(
     timings=WatchTimings(settle=0.004, debounce=0.05, disappear_grace=0.05),
@@ -43,6 +52,23 @@ def write(path: Path, source: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(source).lstrip())
     return path
+
+
+def write_conflict_and_broken(tools: Path) -> None:
+    """Fill ``tools`` with two problems the commands must report.
+
+    ``a.py`` and ``b.py`` both define ``dup`` (``a.py`` keeps it) and ``broken.py``
+    has a syntax error on line 3.
+    """
+    write(
+        tools / "a.py",
+        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """First."""\n    return "a"\n',
+    )
+    write(
+        tools / "b.py",
+        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """Second."""\n    return "b"\n',
+    )
+    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
 
 
 def function_tool_source(name: str, body: str = "return 'v1'", params: str = "") -> str:

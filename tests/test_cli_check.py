@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import run_cli, write
+from support import run_cli, write, write_conflict_and_broken
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 
@@ -96,15 +96,7 @@ def test_warnings_pass_unless_strict(tmp_path: Path) -> None:
 
 def test_load_failures_conflicts_and_invalid_names_are_errors(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
-    write(
-        tools / "a.py",
-        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """First."""\n    return "a"\n',
-    )
-    write(
-        tools / "b.py",
-        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """Second."""\n    return "b"\n',
-    )
-    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
+    write_conflict_and_broken(tools)
     write(
         tools / "named.py",
         'from loader import tool\n\n@tool(name="has space")\ndef f() -> str:\n    """F."""\n',

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from support import run_cli, write
+from support import run_cli, write_conflict_and_broken
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 SAMPLE_NAMES = {
@@ -105,15 +105,7 @@ def test_json_holds_full_specs_metadata_and_file_status(tmp_path: Path) -> None:
 
 def test_failures_and_conflicts_have_their_own_section_and_exit_status_1(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
-    write(
-        tools / "a.py",
-        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """First."""\n    return "a"\n',
-    )
-    write(
-        tools / "b.py",
-        'from loader import tool\n\n@tool\ndef dup() -> str:\n    """Second."""\n    return "b"\n',
-    )
-    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
+    write_conflict_and_broken(tools)
     done = run_cli("list", cwd=tmp_path)  # no directory: ./tools
     assert done.returncode == 1
     assert "Files that did not load" in done.stdout

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import docstring_parser
-from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -26,12 +25,15 @@ from ..status import FileState, FileStatus, ScanReport
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
+    conflict_message,
     display_path,
     existing_dirs,
     input_properties,
     load_tools,
     location,
+    plural,
     quiet_logs,
+    titled_table,
     tool_description,
     tool_source,
 )
@@ -94,7 +96,7 @@ def _file_findings(statuses: Iterable[FileStatus]) -> list[Finding]:
                         "conflict",
                         str(status.path),
                         None,
-                        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it",
+                        conflict_message(name, owner),
                         name,
                     )
                 )
@@ -186,15 +188,7 @@ def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = Fals
 
 
 def _table(findings: list[Finding]) -> Table:
-    table = Table(
-        title="Findings",
-        title_justify="left",
-        title_style="bold",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        show_edge=False,
-    )
+    table = titled_table("Findings")
     table.add_column("location", no_wrap=True)
     table.add_column("severity", no_wrap=True)
     table.add_column("check", no_wrap=True, style="dim")
@@ -227,11 +221,9 @@ def run(args: argparse.Namespace) -> int:
     if not findings:
         summary.append("no problems found", style="bold green")
     else:
-        summary.append(f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "green")
+        summary.append(plural(errors, "error"), style="bold red" if errors else "green")
         summary.append(", ")
-        summary.append(
-            f"{warnings} warning{'s' if warnings != 1 else ''}", style="yellow" if warnings else "green"
-        )
+        summary.append(plural(warnings, "warning"), style="yellow" if warnings else "green")
         if args.strict and warnings == 0 and errors:
             summary.append(" (--strict: warnings count as errors)", style="dim")
     console.print(summary, highlight=False)

@@ -15,6 +15,7 @@ from .render import (
     display_path,
     existing_dirs,
     load_tools,
+    plural,
     problems_table,
     quiet_logs,
     status_record,
@@ -68,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
             if problems is not None:
                 console.print(problems)
             summary = Text(
-                f"{len(tools)} tool{'s' if len(tools) != 1 else ''} from {len(report.files)} "
-                f"file{'s' if len(report.files) != 1 else ''} in {where} ({report.seconds:.2f} s)"
+                f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
+                f"({report.seconds:.2f} s)"
             )
             if report.failed:
                 summary.append(f"; {len(report.failed)} file(s) did not load", style="bold red")

@@ -30,6 +30,7 @@ __all__ = [
     "STATE_STYLES",
     "TOOL_LOGGERS",
     "callback_line",
+    "conflict_message",
     "display_path",
     "error_record",
     "existing_dirs",
@@ -40,11 +41,13 @@ __all__ = [
     "one_line",
     "parameter_labels",
     "plain_console",
+    "plural",
     "problem_rows",
     "problems_table",
     "quiet_logs",
     "status_of_tool",
     "status_record",
+    "titled_table",
     "tool_description",
     "tool_location",
     "tool_record",
@@ -162,6 +165,16 @@ def location(file: str | os.PathLike[str] | None, line: int | None) -> str:
     """``file:line`` with the file relative to the working directory."""
     shown = display_path(file)
     return f"{shown}:{line}" if line else shown
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``: a count with its noun, so summaries read naturally."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
+    """Why a file lost ``name``: the same words in ``check`` findings and problem tables."""
+    return f"tool {name!r} is already defined in {display_path(owner)}, which keeps it"
 
 
 def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:
@@ -296,6 +309,20 @@ def tool_record(tool: AgentTool, loader: ToolLoader) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ tables
+def titled_table(title: str | None, *, title_style: str = "bold", collapse_padding: bool = False) -> Table:
+    """An edgeless table under a left-aligned title: the one look every command's tables share."""
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style=title_style,
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=collapse_padding,
+        pad_edge=False,
+        show_edge=False,
+    )
+
+
 def _state_text(state: str) -> Text:
     return Text(state, style=STATE_STYLES.get(state, ""))
 
@@ -329,16 +356,7 @@ def tools_table(
     columns: Sequence[str] = ALL_COLUMNS,
 ) -> Table:
     """One row per tool; ``columns`` picks and orders the columns (``status`` is extra, for ``watch``)."""
-    table = Table(
-        title=title,
-        title_justify="left",
-        title_style="bold",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
-        show_edge=False,
-    )
+    table = titled_table(title, collapse_padding=True)
     widths: dict[str, dict[str, Any]] = {
         "name": {"style": "bold cyan", "no_wrap": True},
         "kind": {"no_wrap": True, "min_width": 8},
@@ -394,13 +412,7 @@ def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
             rows.append((where, str(status.state), what))
         elif status.state is FileState.CONFLICT:
             for name, owner in status.conflicts:
-                rows.append(
-                    (
-                        display_path(status.path),
-                        "conflict",
-                        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it",
-                    )
-                )
+                rows.append((display_path(status.path), "conflict", conflict_message(name, owner)))
     return rows
 
 
@@ -409,15 +421,7 @@ def problems_table(statuses: Iterable[FileStatus], *, title: str = "Problems") -
     rows = problem_rows(statuses)
     if not rows:
         return None
-    table = Table(
-        title=title,
-        title_justify="left",
-        title_style="bold red",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        show_edge=False,
-    )
+    table = titled_table(title, title_style="bold red")
     table.add_column("file", no_wrap=True)
     table.add_column("state", no_wrap=True)
     table.add_column("error", overflow="fold")

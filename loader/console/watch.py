@@ -18,7 +18,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -36,8 +35,11 @@ from .render import (
     load_tools,
     location,
     plain_console,
+    plural,
     problem_rows,
     problems_table,
+    quiet_logs,
+    titled_table,
     tools_table,
 )
 
@@ -123,7 +125,7 @@ def _tool_list_line(before: set[str], after: set[str]) -> EventLine | None:
         "tools changed:",
         "",
         change,
-        f"({len(after)} tool{'' if len(after) == 1 else 's'})",
+        f"({plural(len(after), 'tool')})",
         None,
     )
 
@@ -196,15 +198,7 @@ class _WatchState:
 
 
 def _event_table(rows: deque[EventLine]) -> Table:
-    table = Table(
-        title="Events",
-        title_justify="left",
-        title_style="bold",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        show_edge=False,
-    )
+    table = titled_table("Events")
     table.add_column("time", no_wrap=True, style="dim")
     table.add_column("event", no_wrap=True)
     table.add_column("file", overflow="fold")
@@ -229,16 +223,12 @@ def _event_table(rows: deque[EventLine]) -> Table:
 def _summary(report: ScanReport, loader: ToolLoader) -> str:
     where = ", ".join(display_path(path) for path in loader.paths)
     text = (
-        f"loaded {_count(report.tool_count, 'tool')} from {_count(len(report.files), 'file')} in {where} "
+        f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} in {where} "
         f"({report.seconds * 1000:.0f} ms)"
     )
     if report.failed:
         text += f", {len(report.failed)} file(s) did not load"
     return text
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _route_logs_to(console: Console) -> None:
@@ -257,8 +247,7 @@ def _route_logs_to(console: Console) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Scan, print a summary, then watch until Ctrl-C (exit status 0)."""
-    if not args.verbose:
-        logging.getLogger("loader").setLevel(logging.ERROR)
+    quiet_logs(args.verbose)
     dirs = existing_dirs(args.dirs)
     interactive = sys.stdout.isatty() and not stdout_console().is_dumb_terminal
     console = stdout_console() if interactive else plain_console()
