@@ -50,6 +50,7 @@ from .types import (
     ToolResult,
     ToolSpec,
     ToolUse,
+    call_frame,
     new_tool_use_id,
 )
 from .validation import WHOLE_INPUT, invalid_input_result, problems_from_jsonschema, problems_from_pydantic
@@ -242,9 +243,9 @@ class FunctionTool(AgentTool, Generic[P, R]):
             except ValidationError as exc:
                 return invalid_input_result(tool_use_id, definition.name, problems_from_pydantic(exc, data))
             return self._run_sync((), kwargs, tool_use_id)
-        state = _state(invocation_state, agent)
+        tool_use, state = call_frame(definition.name, data, tool_use_id, invocation_state, agent)
         try:
-            args, kwargs = self._arguments(data, tool_use_id, None, state, None)
+            args, kwargs = self._arguments(data, tool_use_id, tool_use, state, None)
         except _InvalidInput as bad:
             return bad.result
         return self._run_sync(args, kwargs, tool_use_id)
@@ -265,11 +266,10 @@ class FunctionTool(AgentTool, Generic[P, R]):
             return await super().ainvoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )
-        tool_use_id = tool_use_id or new_tool_use_id()
+        tool_use, state = call_frame(self._definition.name, input, tool_use_id, invocation_state, agent)
+        tool_use_id = tool_use["toolUseId"]
         try:
-            args, kwargs = self._arguments(
-                {} if input is None else input, tool_use_id, None, _state(invocation_state, agent), None
-            )
+            args, kwargs = self._arguments(tool_use["input"], tool_use_id, tool_use, state, None)
         except _InvalidInput as bad:
             return bad.result
         try:
@@ -366,7 +366,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         self,
         data: Any,
         tool_use_id: str,
-        tool_use: ToolUse | None,
+        tool_use: ToolUse,
         state: dict[str, Any],
         context: ToolContext | None,
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -402,8 +402,6 @@ class FunctionTool(AgentTool, Generic[P, R]):
                 values = dict(validated.__dict__)
         if d.context_parameter is not None:
             if context is None:
-                if tool_use is None:
-                    tool_use = {"toolUseId": tool_use_id, "name": d.name, "input": data}
                 context = ToolContext(
                     tool_use=tool_use, agent=state.get(AGENT_PARAMETER), invocation_state=state
                 )
@@ -413,13 +411,6 @@ class FunctionTool(AgentTool, Generic[P, R]):
         if not d.positional:
             return (), values
         return tuple(values.pop(name) for name in d.positional if name in values), values
-
-
-def _state(invocation_state: dict[str, Any] | None, agent: Any) -> dict[str, Any]:
-    state = dict(invocation_state or {})
-    if agent is not None:
-        state.setdefault(AGENT_PARAMETER, agent)
-    return state
 
 
 def _drain(generator: Generator[Any, Any, Any]) -> Any:

@@ -18,7 +18,7 @@ from .errors import ToolDefinitionError
 from .names import check_tool_name
 from .results import exception_result, to_tool_result
 from .schema import copy_json
-from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id, run_sync
+from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
 from .validation import invalid_input_result, problems_from_jsonschema
 
 __all__ = ["ModuleTool", "validate_tool_spec"]
@@ -142,23 +142,14 @@ class ModuleTool(AgentTool):
         agent: Any = None,
     ) -> ToolResult:
         if self._is_async:
-            return run_sync(  # type: ignore[no-any-return]
-                lambda: self.ainvoke(
-                    input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-                )
+            return super().invoke(
+                input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )
         use_id = tool_use_id or new_tool_use_id()
         invalid = self._invalid(input, use_id)
         if invalid is not None:
             return invalid
-        tool_use: ToolUse = {
-            "toolUseId": use_id,
-            "name": self.tool_name,
-            "input": {} if input is None else input,
-        }
-        state = dict(invocation_state or {})
-        if agent is not None:
-            state.setdefault("agent", agent)
+        tool_use, state = call_frame(self.tool_name, input, use_id, invocation_state, agent)
         try:
             return self._finish(self._function(tool_use, **state), use_id)
         except Exception as exc:

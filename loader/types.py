@@ -33,6 +33,7 @@ __all__ = [
     "ToolResultStatus",
     "ToolSpec",
     "ToolUse",
+    "call_frame",
     "new_tool_use_id",
     "run_sync",
 ]
@@ -168,6 +169,31 @@ def new_tool_use_id() -> str:
     return "tooluse_" + os.urandom(10).hex()
 
 
+def call_frame(
+    tool_name: str,
+    input: Any,
+    tool_use_id: str | None,
+    invocation_state: dict[str, Any] | None,
+    agent: Any,
+) -> tuple[ToolUse, dict[str, Any]]:
+    """The ``ToolUse`` and invocation state for a direct ``invoke``/``ainvoke`` call.
+
+    One place turns the convenience arguments into what ``stream`` expects, so
+    every tool fills them the same way: a fresh id when none is given, ``{}``
+    for missing input, and a copy of the state (the caller's dict is never
+    changed) with ``agent`` added unless the state already names one.
+    """
+    tool_use: ToolUse = {
+        "toolUseId": tool_use_id or new_tool_use_id(),
+        "name": tool_name,
+        "input": {} if input is None else input,
+    }
+    state = dict(invocation_state or {})
+    if agent is not None:
+        state.setdefault("agent", agent)
+    return tool_use, state
+
+
 def run_sync(factory: Any) -> Any:
     """Run ``factory()`` (returning a coroutine) to completion from synchronous code.
 
@@ -269,14 +295,7 @@ class AgentTool(ABC):
         agent: Any = None,
     ) -> ToolResult:
         """Run the tool and return its final result, discarding stream events."""
-        tool_use: ToolUse = {
-            "toolUseId": tool_use_id or new_tool_use_id(),
-            "name": self.tool_name,
-            "input": {} if input is None else input,
-        }
-        state = dict(invocation_state or {})
-        if agent is not None:
-            state.setdefault("agent", agent)
+        tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
         last: Any = None
         async for event in self.stream(tool_use, state):
             last = event
