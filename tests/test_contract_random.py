@@ -115,6 +115,9 @@ def test_14_registry_converges_to_disk_after_random_operations(
         elif op == "move":
             src = rng.choice(existing)
             dst = rng.choice([p for p in slots if p != src])
+            if models[src].broken and dst in models:
+                # The broken file takes over dst's last good version: it must have been seen.
+                assert ld.wait_idle(20), "the last good version must have been seen before breaking"
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dst)
             moved = models.pop(src)
