@@ -191,9 +191,9 @@ class ToolLoader:
         manager = pluggy.PluginManager(PROJECT_NAME)
         manager.add_hookspecs(ToolLoaderHookSpecs)
         if self.config.builtin_plugins:
-            from .plugins import BUILTIN_PLUGINS
-
-            for module_name in BUILTIN_PLUGINS:
+            # loader.plugins is the repository's plugins/ folder, mapped in by the wheel build.
+            builtin: tuple[str, ...] = importlib.import_module("loader.plugins").BUILTIN_PLUGINS
+            for module_name in builtin:
                 manager.register(importlib.import_module(module_name), name=module_name)
         if self.config.entry_point_plugins:
             try:
