@@ -231,7 +231,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
     ) -> ToolResult:
         """Run the tool and return its result; sync tools run right here, on the calling thread."""
         definition = self._definition
-        if definition.kind is FunctionKind.COROUTINE or definition.kind is FunctionKind.ASYNC_GENERATOR:
+        if self.is_async:
             return super().invoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )
