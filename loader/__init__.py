@@ -3,6 +3,12 @@
 Everything a user imports lives here; the submodules are the implementation.
 """
 
+from pathlib import Path as _Path
+
+from ._checkout import mount_checkout_plugins as _mount_checkout_plugins
+
+_mount_checkout_plugins(_Path(__file__).resolve().parent)
+
 from .class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .decorator import tool
 from .errors import (
