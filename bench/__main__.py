@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS
-from .common import BenchResult, Options, available, environment, prepare_process, print_result, write_json
+from .common import (
+    BenchResult,
+    Options,
+    available,
+    environment,
+    prepare_process,
+    print_result,
+    write_json,
+)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

@@ -17,7 +17,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .common import BenchResult, Options, Table, Target, aper_call, available, fmt_us, per_call, summarize
+from .common import (
+    BenchResult,
+    Options,
+    Table,
+    Target,
+    aper_call,
+    available,
+    fmt_us,
+    per_call,
+    summarize,
+)
 
 NAME = "call_overhead"
 INVOKE_LIMIT = 10e-6

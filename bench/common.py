@@ -567,7 +567,7 @@ class OursSystem(System):
         self.loader: Any = None
 
     def start(self, folder: Path) -> None:
-        from loader.loader import LoaderConfig, ToolLoader
+        from loader.reload.loader import LoaderConfig, ToolLoader
 
         self.loader = ToolLoader([folder], config=self._config or LoaderConfig())
         self.loader.scan()

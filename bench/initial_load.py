@@ -72,7 +72,7 @@ def child(payload: dict[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     extra: dict[str, Any] = {}
     if key == "ours":
-        from loader.loader import LoaderConfig, ToolLoader
+        from loader.reload.loader import LoaderConfig, ToolLoader
 
         imported = time.perf_counter()
         rss_before = _rss()

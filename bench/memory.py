@@ -63,7 +63,7 @@ class _Driver:
         self.path = folder / f"{key}_churn.py"
         self.path.write_text(tool_source(key, {"churn": repr(_version(0))}))
         if key == "ours":
-            from loader.loader import LoaderConfig, ToolLoader
+            from loader.reload.loader import LoaderConfig, ToolLoader
 
             self.ours = ToolLoader([folder], config=LoaderConfig())
             self.ours.scan()

@@ -9,8 +9,6 @@ from ._checkout import mount_checkout_plugins as _mount_checkout_plugins
 
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
-from .class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
-from .decorator import tool
 from .errors import (
     DuplicateToolError,
     InvalidToolNameError,
@@ -20,14 +18,17 @@ from .errors import (
     ToolNotFoundError,
     ToolSignatureError,
 )
-from .function_tool import FunctionTool
 from .hookspecs import hookimpl, hookspec
-from .loader import LoaderConfig, ToolLoader
-from .metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema
-from .module_tool import ModuleTool
-from .params import validate_tool_params
 from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from .reload.loader import LoaderConfig, ToolLoader
+from .reload.watcher import WatchTimings
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
+from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
+from .tools.decorator import tool
+from .tools.function_tool import FunctionTool
+from .tools.metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema
+from .tools.module_tool import ModuleTool
+from .tools.params import validate_tool_params
 from .types import (
     AgentTool,
     JSONSchema,
@@ -42,7 +43,6 @@ from .types import (
     ToolSpec,
     ToolUse,
 )
-from .watcher import WatchTimings
 
 __version__ = "0.1.0"
 

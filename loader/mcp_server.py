@@ -55,7 +55,7 @@ from .registry import RegistryChangeSet, RegistrySnapshot, ToolRegistry
 from .types import AgentTool, JSONSchema, ToolResult, ToolResultContent, ToolSpec, new_tool_use_id
 
 if TYPE_CHECKING:
-    from .loader import ToolLoader
+    from .reload.loader import ToolLoader
     from .status import LoaderEvent
 
 __all__ = [

@@ -8,8 +8,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from loader.class_tool import ClassTool, get_tool_metadata
 from loader.hookspecs import hookimpl
+from loader.tools.class_tool import ClassTool, get_tool_metadata
 from loader.types import AgentTool
 
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from loader.function_tool import FunctionTool
 from loader.hookspecs import hookimpl
+from loader.tools.function_tool import FunctionTool
 from loader.types import AgentTool
 
 

@@ -8,7 +8,7 @@ from types import ModuleType
 
 from loader.errors import ToolDefinitionError
 from loader.hookspecs import hookimpl
-from loader.module_tool import ModuleTool, validate_tool_spec
+from loader.tools.module_tool import ModuleTool, validate_tool_spec
 from loader.types import AgentTool
 
 

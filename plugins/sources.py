@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loader.hookspecs import hookimpl
-from loader.sources import is_default_tool_source
+from loader.reload.sources import is_default_tool_source
 
 
 @hookimpl(trylast=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support import FAST
 
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 
 
 @pytest.fixture(autouse=True)

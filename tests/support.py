@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loader.loader import LoaderConfig, ToolLoader
-from loader.watcher import WatchTimings
+from loader.reload.loader import LoaderConfig, ToolLoader
+from loader.reload.watcher import WatchTimings
 
 __all__ = [
     "FAST",

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from loader.class_tool import ClassTool, create_tool, decorate_class, get_tool_metadata, is_tool
 from loader.errors import InvalidToolNameError, ToolDefinitionError
-from loader.metadata import ToolMetadata, ToolParameter
 from loader.registry import ToolRegistry
+from loader.tools.class_tool import ClassTool, create_tool, decorate_class, get_tool_metadata, is_tool
+from loader.tools.metadata import ToolMetadata, ToolParameter
 from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 WEATHER_PARAMS: dict[str, Any] = {
@@ -77,7 +77,7 @@ class TestDecoration:
             def execute(self, params: dict[str, Any]) -> None:
                 return None
 
-        with caplog.at_level(logging.WARNING, logger="loader.class_tool"):
+        with caplog.at_level(logging.WARNING, logger="loader.tools.class_tool"):
             decorate_class(NoDoc, name="nodoc")
         meta = get_tool_metadata(NoDoc)
         assert meta is not None and meta.description == "nodoc"
@@ -391,7 +391,7 @@ class TestCalls:
                 raise RuntimeError("kaput")
 
         decorate_class(Boom)
-        with caplog.at_level(logging.ERROR, logger="loader.class_tool"):
+        with caplog.at_level(logging.ERROR, logger="loader.tools.class_tool"):
             result = ClassTool(Boom()).invoke({})
         assert result["status"] == "error"
         assert texts(result) == ["Error: RuntimeError - kaput"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from support import FAST, run_cli
 
 from loader.console.inspect_cmd import schema_type
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 

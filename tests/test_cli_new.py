@@ -9,7 +9,7 @@ from support import FAST, run_cli
 
 from loader.console.common import UsageError
 from loader.console.new import STYLES, render_template
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 from loader.status import FileState
 
 

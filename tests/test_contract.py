@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from support import FAST, call_text, eventually, function_tool_source, write
 
-from loader.loader import LoaderConfig, ToolLoader
 from loader.registry import ChangeKind, RegistryChangeSet
+from loader.reload.loader import LoaderConfig, ToolLoader
+from loader.reload.watcher import WatchTimings
 from loader.status import FileState
-from loader.watcher import WatchTimings
 
 
 def _recorder(loader: ToolLoader) -> list[RegistryChangeSet]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support import eventually
 
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 
 _tokens = itertools.count(1)
 

@@ -10,9 +10,9 @@ from typing import Any, assert_type
 
 import pytest
 
-from loader.decorator import tool
 from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolSignatureError
-from loader.function_tool import FunctionTool
+from loader.tools.decorator import tool
+from loader.tools.function_tool import FunctionTool
 from loader.types import AgentTool, ToolContext
 
 
@@ -138,9 +138,9 @@ def class_tool_stub(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str
         calls.append((cls, {"metadata": metadata, **kwargs}))
         return cls
 
-    stub = types.ModuleType("loader.class_tool")
+    stub = types.ModuleType("loader.tools.class_tool")
     stub.decorate_class = decorate_class  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "loader.class_tool", stub)
+    monkeypatch.setitem(sys.modules, "loader.tools.class_tool", stub)
     return calls
 
 

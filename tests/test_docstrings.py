@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loader.docstrings import ParsedDocstring, docstring_of, parse_docstring
+from loader.tools.docstrings import ParsedDocstring, docstring_of, parse_docstring
 
 GOOGLE = """Get the weather.
 

@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolSignatureError
-from loader.function_tool import FunctionTool
+from loader.tools.function_tool import FunctionTool
 from loader.types import AgentTool, ToolContext, ToolResult, ToolUse
 
 
@@ -475,7 +475,7 @@ def broken(x: int) -> int:
 
 
 def test_exception_becomes_error_result_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="loader.function_tool"):
+    with caplog.at_level(logging.ERROR, logger="loader.tools.function_tool"):
         result = FunctionTool(broken).invoke({"x": 3}, tool_use_id="use-1")
     assert result == {
         "toolUseId": "use-1",

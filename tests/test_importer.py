@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support import call_text, write
 
-from loader.importer import NAMESPACE, ToolImporter
+from loader.reload.importer import NAMESPACE, ToolImporter
 
 
 def _bare_names_from(folder: Path) -> list[str]:

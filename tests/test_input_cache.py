@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, Field
 
-from loader.function_tool import FunctionTool
-from loader.input_cache import LruCache, signature_key
-from loader.schema import resolve_type_hints
+from loader.tools.function_tool import FunctionTool
+from loader.tools.input_cache import LruCache, signature_key
+from loader.tools.schema import resolve_type_hints
 
 
 def key_of(func: Callable[..., Any], doc: dict[str, str] | None = None) -> object:

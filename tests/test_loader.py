@@ -9,7 +9,7 @@ import pytest
 from support import FAST, call_text, function_tool_source, write
 
 from loader.hookspecs import hookimpl
-from loader.loader import LoaderConfig, ToolLoader
+from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.status import FileState
 
 

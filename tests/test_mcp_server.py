@@ -23,9 +23,9 @@ from mcp.server import Server
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel
 
-from loader.function_tool import FunctionTool
 from loader.mcp_server import MCPToolServer, format_change_set, to_call_tool_result, to_mcp_tool
 from loader.registry import RegistryChangeSet, ToolRegistry
+from loader.tools.function_tool import FunctionTool
 from loader.types import ToolResult, ToolSpec
 
 pytestmark = pytest.mark.anyio

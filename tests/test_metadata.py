@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from loader.metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema, is_valid_tool_name
+from loader.tools.metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema, is_valid_tool_name
 
 
 class TestToolParameter:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from loader.errors import InvalidToolNameError, ToolDefinitionError
-from loader.module_tool import ModuleTool, validate_tool_spec
+from loader.tools.module_tool import ModuleTool, validate_tool_spec
 
 SPEC = {"name": "echo", "description": "Echo.", "inputSchema": {"json": {"type": "object"}}}
 

@@ -52,9 +52,9 @@ def test_normalise_tool_name() -> None:
 
 
 def test_every_tool_kind_uses_the_same_rule() -> None:
-    from loader.function_tool import FunctionTool
-    from loader.metadata import ToolMetadata
-    from loader.metadata import is_valid_tool_name as metadata_check
+    from loader.tools.function_tool import FunctionTool
+    from loader.tools.metadata import ToolMetadata
+    from loader.tools.metadata import is_valid_tool_name as metadata_check
 
     def f() -> None:
         """A tool."""

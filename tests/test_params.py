@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from loader.metadata import ToolParameter
-from loader.params import (
+from loader.tools.metadata import ToolParameter
+from loader.tools.params import (
     ParamProblem,
     apply_defaults,
     check_json_schema,

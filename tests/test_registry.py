@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 import pytest
 
-from loader.class_tool import ClassTool, decorate_class
 from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNotFoundError
 from loader.registry import (
     ChangeKind,
@@ -20,6 +19,7 @@ from loader.registry import (
     RegistrySnapshot,
     ToolRegistry,
 )
+from loader.tools.class_tool import ClassTool, decorate_class
 from loader.types import AgentTool, ToolChoiceTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
 
 WAIT = 10.0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loader.console.check import find_problems
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 from loader.status import FileState
 from loader.types import ToolResult
 

@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field, ValidationError
 from strands import tool as strands_tool
 
 from loader.errors import ToolSignatureError
-from loader.function_tool import FunctionTool
-from loader.schema import (
+from loader.tools.function_tool import FunctionTool
+from loader.tools.schema import (
     build_input_model,
     clean_schema,
     output_schema,

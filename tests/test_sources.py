@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loader.sources import is_default_tool_source, is_ignored_dir
+from loader.reload.sources import is_default_tool_source, is_ignored_dir
 
 ROOT = Path("/tools")
 

@@ -24,7 +24,7 @@ from strands.tools.loader import load_tools_from_module
 from support import eventually, write
 
 from loader.integrations.strands import LoaderToolProvider, StrandsFunctionTool, StrandsToolAdapter
-from loader.loader import ToolLoader
+from loader.reload.loader import ToolLoader
 from loader.types import ToolUse
 
 GREET_V1 = '''
@@ -409,7 +409,7 @@ def test_everything_else_works_without_strands(tools_dir: Path, tmp_path: Path) 
         f"""
         import sys
         sys.modules["strands"] = None  # as if Strands were not installed
-        from loader.loader import ToolLoader, LoaderConfig
+        from loader.reload.loader import ToolLoader, LoaderConfig
         loader = ToolLoader([{str(tools_dir)!r}], config=LoaderConfig(entry_point_plugins=False))
         report = loader.scan()
         print(sorted(loader.registry.names()), [str(s.state) for s in report.files])

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from loader.errors import ToolDefinitionError
-from loader.validation import (
+from loader.tools.validation import (
     WHOLE_INPUT,
     InputProblem,
     check_json_schema,

@@ -21,7 +21,7 @@ from watchdog.events import (
     FileOpenedEvent,
 )
 
-from loader.watcher import ChangeScheduler, FolderWatcher, WatchTimings
+from loader.reload.watcher import ChangeScheduler, FolderWatcher, WatchTimings
 
 
 class Recorder:

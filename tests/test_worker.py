@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from loader.worker import ImportTimeout, ImportWorker
+from loader.reload.worker import ImportTimeout, ImportWorker
 
 
 def test_results_and_exceptions_come_back() -> None:

@@ -20,7 +20,7 @@ import docstring_parser
 from rich.table import Table
 from rich.text import Text
 
-from ..loader import ToolLoader
+from ..reload.loader import ToolLoader
 from ..status import FileState, FileStatus, ScanReport
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console

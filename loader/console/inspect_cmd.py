@@ -15,7 +15,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..class_tool import get_tool_metadata
+from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (

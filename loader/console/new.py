@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.text import Text
 
-from ..metadata import is_valid_tool_name
+from ..tools.metadata import is_valid_tool_name
 from .common import UsageError, stderr_console, stdout_console
 from .render import display_path
 

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..loader import LoaderConfig, ToolLoader
+from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
@@ -68,7 +68,11 @@ STATE_STYLES: Mapping[str, str] = {
 }
 """Colours of file states and event kinds, shared by every view."""
 
-TOOL_LOGGERS: tuple[str, ...] = ("loader.function_tool", "loader.class_tool", "loader.module_tool")
+TOOL_LOGGERS: tuple[str, ...] = (
+    "loader.tools.function_tool",
+    "loader.tools.class_tool",
+    "loader.tools.module_tool",
+)
 """Loggers that report a tool's own exception (which ``call`` already shows as the error result)."""
 
 
@@ -233,7 +237,7 @@ def status_of_tool(tool: AgentTool, loader: ToolLoader) -> FileStatus | None:
 
 def _metadata(tool: AgentTool) -> Any:
     """The ``ToolMetadata`` of a class tool (None for other kinds)."""
-    from ..class_tool import get_tool_metadata
+    from ..tools.class_tool import get_tool_metadata
 
     return get_tool_metadata(tool)
 

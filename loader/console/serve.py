@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"`tool-loader serve` needs the MCP SDK ({exc}); install it with: pip install 'tool-loader[mcp]'"
         ) from exc
-    from ..loader import ToolLoader
+    from ..reload.loader import ToolLoader
 
     console = stderr_console()
     loader = ToolLoader(dirs)

@@ -22,8 +22,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..loader import ToolLoader
 from ..registry import RegistryChangeSet
+from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind, ScanReport
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (

@@ -23,9 +23,9 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError as JsonSchemaValidationError
 from pydantic import ValidationError
 
-from .errors import ToolDefinitionError
-from .results import error_result
-from .types import JSONSchema, ToolResult
+from ..errors import ToolDefinitionError
+from ..results import error_result
+from ..types import JSONSchema, ToolResult
 
 __all__ = [
     "WHOLE_INPUT",

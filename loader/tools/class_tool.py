@@ -24,20 +24,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from .errors import InvalidToolNameError, ToolDefinitionError
-from .metadata import ToolMetadata, ToolParameter
-from .names import is_valid_tool_name
-from .params import (
-    ParamProblem,
-    apply_defaults,
-    check_json_schema,
-    check_tool_params,
-    definition_problems,
-    parameters_to_json_schema,
-)
-from .results import exception_result, to_tool_result
-from .schema import copy_json
-from .types import (
+from ..errors import InvalidToolNameError, ToolDefinitionError
+from ..names import is_valid_tool_name
+from ..results import exception_result, to_tool_result
+from ..types import (
     AgentTool,
     JSONSchema,
     ToolGenerator,
@@ -47,6 +37,16 @@ from .types import (
     new_tool_use_id,
     run_sync,
 )
+from .metadata import ToolMetadata, ToolParameter
+from .params import (
+    ParamProblem,
+    apply_defaults,
+    check_json_schema,
+    check_tool_params,
+    definition_problems,
+    parameters_to_json_schema,
+)
+from .schema import copy_json
 from .validation import WHOLE_INPUT, invalid_input_result
 
 __all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]

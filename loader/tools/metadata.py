@@ -15,7 +15,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .names import TOOL_NAME_PATTERN, is_valid_tool_name
+from ..names import TOOL_NAME_PATTERN, is_valid_tool_name
 
 __all__ = [
     "PARAMETER_TYPES",

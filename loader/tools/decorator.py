@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
-from .errors import ToolDefinitionError
+from ..errors import ToolDefinitionError
+from ..types import JSONSchema
 from .function_tool import FunctionTool
-from .types import JSONSchema
 
 if TYPE_CHECKING:
     from .metadata import ToolMetadata

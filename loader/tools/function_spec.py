@@ -31,9 +31,10 @@ from typing import Any, cast
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel
 
+from ..errors import ToolDefinitionError, ToolSignatureError
+from ..names import check_tool_name
+from ..types import JSONSchema, ToolContext, ToolSpec
 from .docstrings import docstring_of
-from .errors import ToolDefinitionError, ToolSignatureError
-from .names import check_tool_name
 from .schema import (
     build_input_model,
     model_input_schema,
@@ -41,7 +42,6 @@ from .schema import (
     resolve_return_hint,
     resolve_type_hints,
 )
-from .types import JSONSchema, ToolContext, ToolSpec
 from .validation import check_json_schema
 
 __all__ = ["AGENT_PARAMETER", "FunctionDefinition", "FunctionKind", "InputMode", "define_function"]

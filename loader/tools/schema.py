@@ -38,9 +38,9 @@ from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
 
-from .errors import ToolSignatureError
+from ..errors import ToolSignatureError
+from ..types import JSONSchema
 from .input_cache import LruCache, signature_key
-from .types import JSONSchema
 
 __all__ = [
     "InputModel",

@@ -27,13 +27,11 @@ from typing import Any
 
 import pluggy
 
-from .errors import ToolDefinitionError
-from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
-from .importer import ToolImporter
-from .names import is_valid_tool_name, normalise_tool_name
-from .registry import ToolRegistry
-from .sources import is_ignored_dir
-from .status import (
+from ..errors import ToolDefinitionError
+from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
+from ..names import is_valid_tool_name, normalise_tool_name
+from ..registry import ToolRegistry
+from ..status import (
     FileState,
     FileStatus,
     LoaderEvent,
@@ -42,7 +40,9 @@ from .status import (
     ScanReport,
     error_info_from_exception,
 )
-from .types import AgentTool
+from ..types import AgentTool
+from .importer import ToolImporter
+from .sources import is_ignored_dir
 from .watcher import ChangeScheduler, FolderWatcher, WatchTimings
 from .worker import ImportTimeout, ImportWorker
 

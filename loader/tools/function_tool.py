@@ -38,11 +38,9 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
-from .names import TOOL_NAME_PATTERN
-from .results import exception_result, to_tool_result
-from .schema import copy_json
-from .types import (
+from ..names import TOOL_NAME_PATTERN
+from ..results import exception_result, to_tool_result
+from ..types import (
     AgentTool,
     JSONSchema,
     ToolContext,
@@ -53,6 +51,8 @@ from .types import (
     call_frame,
     new_tool_use_id,
 )
+from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
+from .schema import copy_json
 from .validation import WHOLE_INPUT, invalid_input_result, problems_from_jsonschema, problems_from_pydantic
 
 __all__ = ["TOOL_NAME_PATTERN", "FunctionTool"]

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
+from ..types import JSONSchema
 from .metadata import ToolParameter
-from .types import JSONSchema
 from .validation import key_problems
 
 __all__ = [

@@ -14,11 +14,11 @@ from typing import Any, cast
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from .errors import ToolDefinitionError
-from .names import check_tool_name
-from .results import exception_result, to_tool_result
+from ..errors import ToolDefinitionError
+from ..names import check_tool_name
+from ..results import exception_result, to_tool_result
+from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
 from .schema import copy_json
-from .types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
 from .validation import invalid_input_result, problems_from_jsonschema
 
 __all__ = ["ModuleTool", "validate_tool_spec"]

@@ -1,0 +1,1 @@
+"""Keeping the registry equal to the folders: watch, import, reconcile (internal)."""
