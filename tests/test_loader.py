@@ -305,12 +305,12 @@ def test_close_unregisters_and_drops_modules(tools_dir: Path) -> None:
 
     write(tools_dir / "a.py", function_tool_source("alpha"))
     ld = ToolLoader([tools_dir], config=FAST)
-    ld.scan()
-    names = [n for n in sys.modules if n.startswith(ld._importer.prefix)]
-    assert names
+    report = ld.scan()
+    (status,) = report.files
+    assert status.module_name in sys.modules
     ld.close()
     assert "alpha" not in ld.registry
-    assert not [n for n in sys.modules if n.startswith(ld._importer.prefix)]
+    assert status.module_name not in sys.modules
 
 
 def test_stuck_import_is_reported_and_others_still_load(tools_dir: Path) -> None:

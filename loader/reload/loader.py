@@ -41,10 +41,10 @@ from ..status import (
     error_info_from_exception,
 )
 from ..types import AgentTool
-from .importer import ToolImporter
+from .backend import InProcessBackend, LoadBackend
 from .sources import is_ignored_dir
 from .watcher import ChangeScheduler, FolderWatcher, WatchTimings
-from .worker import ImportTimeout, ImportWorker
+from .worker import ImportTimeout
 
 __all__ = ["LoaderConfig", "ToolLoader"]
 
@@ -162,8 +162,7 @@ class ToolLoader:
             raise ValueError("ToolLoader needs at least one folder to load")
         self.paths: tuple[Path, ...] = tuple(resolved)
         self.registry = registry if registry is not None else ToolRegistry()
-        self._importer = ToolImporter(self.paths)
-        self._worker = ImportWorker()
+        self._importer: LoadBackend = InProcessBackend(self.paths)
         self._records: dict[Path, _FileRecord] = {}
         self._by_module: dict[str, Path] = {}
         self._source_verdicts: dict[Path, bool] = {}
@@ -270,7 +269,6 @@ class ToolLoader:
                     batch.unregister(tool.tool_name)
             self._registered.clear()
             self._owners.clear()
-        self._worker.close()
         self._importer.close()
 
     def __enter__(self) -> ToolLoader:
@@ -667,15 +665,10 @@ class ToolLoader:
         self, record: _FileRecord, data: bytes, content_hash: str
     ) -> tuple[dict[str, AgentTool], LoadErrorInfo | None]:
         path = record.path
-
-        def job() -> list[AgentTool]:
-            module = self._importer.fresh_module(record.module_name, content_hash)
-            if module is None:
-                module = self._importer.load(path, data)
-            return self._discover(module, path)
-
         try:
-            found = self._worker.run(job, self.config.import_timeout, watch_file=path)
+            found = self._importer.load_tools(
+                path, record.module_name, data, content_hash, self._discover, self.config.import_timeout
+            )
         except ImportTimeout as exc:
             info = LoadErrorInfo("ImportTimeout", str(exc), str(path), exc.line, exc.stack)
             return {}, info

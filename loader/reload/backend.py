@@ -1,0 +1,137 @@
+"""Where tool files are imported: the seam between the loader and the code it runs.
+
+The loader decides *what* to load and *who owns* each name; a backend does the
+importing. ``InProcessBackend`` imports into this interpreter on a worker thread
+with a deadline; a process backend (``isolation="process"``) runs the same steps
+in supervised worker processes and hands back proxies. The loader talks to
+either through ``LoadBackend`` and never to an importer or a thread directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Protocol
+
+from ..types import AgentTool
+from .importer import ToolImporter
+from .worker import ImportWorker
+
+__all__ = ["Discover", "InProcessBackend", "LoadBackend"]
+
+Discover = Callable[[ModuleType, Path], list[AgentTool]]
+"""Turns an imported module into its tools (the loader's pluggy discovery)."""
+
+
+class LoadBackend(Protocol):
+    """What the loader needs from whatever imports tool files."""
+
+    @property
+    def executions(self) -> int:
+        """How many times tool or helper module code has run (one per save is the target)."""
+        ...
+
+    def root_of(self, path: Path) -> Path | None:
+        """The watched folder ``path`` lies in, if any."""
+        ...
+
+    def is_within_root(self, path: Path, root: Path) -> bool:
+        """Whether ``path`` (links resolved) stays inside ``root``."""
+        ...
+
+    def module_name_for(self, path: Path) -> str:
+        """The private module name a file loads under (never a real module's name)."""
+        ...
+
+    def begin_batch(self) -> None:
+        """A new reload batch starts: modules loaded in it count as fresh."""
+        ...
+
+    def load_tools(
+        self,
+        path: Path,
+        module_name: str,
+        source: bytes,
+        content_hash: str,
+        discover: Discover,
+        timeout: float,
+    ) -> list[AgentTool]:
+        """Import ``source`` as ``module_name`` and discover its tools.
+
+        Raises ``ImportTimeout`` when the import overruns ``timeout``, or whatever
+        the file's code raised.
+        """
+        ...
+
+    def dependencies(self, module_name: str) -> frozenset[str]:
+        """The tool-folder modules ``module_name`` imported last time it loaded."""
+        ...
+
+    def dependents(self, module_names: Iterable[str]) -> set[str]:
+        """Every loaded module that imported one of ``module_names``, transitively."""
+        ...
+
+    def forget(self, module_names: Iterable[str]) -> None:
+        """Drop modules so their next import runs their code again."""
+        ...
+
+    def close(self) -> None:
+        """Release threads, processes and loaded modules."""
+        ...
+
+
+class InProcessBackend:
+    """Imports into this interpreter, on a worker thread with a deadline (the default)."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self._importer = ToolImporter(roots)
+        self._worker = ImportWorker()
+
+    @property
+    def executions(self) -> int:
+        return self._importer.executions
+
+    def root_of(self, path: Path) -> Path | None:
+        return self._importer.root_of(path)
+
+    def is_within_root(self, path: Path, root: Path) -> bool:
+        return self._importer.is_within_root(path, root)
+
+    def module_name_for(self, path: Path) -> str:
+        return self._importer.module_name_for(path)
+
+    def begin_batch(self) -> None:
+        self._importer.begin_batch()
+
+    def load_tools(
+        self,
+        path: Path,
+        module_name: str,
+        source: bytes,
+        content_hash: str,
+        discover: Discover,
+        timeout: float,
+    ) -> list[AgentTool]:
+        importer = self._importer
+
+        def job() -> list[AgentTool]:
+            module = importer.fresh_module(module_name, content_hash)
+            if module is None:
+                module = importer.load(path, source)
+            return discover(module, path)
+
+        return self._worker.run(job, timeout, watch_file=path)
+
+    def dependencies(self, module_name: str) -> frozenset[str]:
+        return self._importer.dependencies(module_name)
+
+    def dependents(self, module_names: Iterable[str]) -> set[str]:
+        return self._importer.dependents(module_names)
+
+    def forget(self, module_names: Iterable[str]) -> None:
+        self._importer.forget(module_names)
+
+    def close(self) -> None:
+        self._worker.close()
+        self._importer.close()
