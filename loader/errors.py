@@ -7,6 +7,7 @@ from typing import Any
 
 __all__ = [
     "DuplicateToolError",
+    "DuplicateToolInFileError",
     "InvalidToolNameError",
     "ToolDefinitionError",
     "ToolLoadError",
@@ -44,6 +45,20 @@ class InvalidToolNameError(ToolDefinitionError):
             f"Invalid tool name {name!r}: use 1 to 64 characters from letters, digits, '_' and '-'"
         )
         self.name = name
+
+
+class DuplicateToolInFileError(ToolDefinitionError):
+    """One file defines the same tool name twice; carries both definitions' lines when known."""
+
+    def __init__(
+        self, path: Path | str, name: str, lines: tuple[int | None, int | None] = (None, None)
+    ) -> None:
+        where = f" (lines {lines[0]} and {lines[1]})" if all(lines) else ""
+        super().__init__(f"{path}: tool name {name!r} is defined twice in this file{where}")
+        self.path = Path(path)
+        self.name = name
+        self.lines = lines
+        self.line = lines[1]
 
 
 class DuplicateToolError(ToolLoaderError, ValueError):

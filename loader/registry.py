@@ -239,6 +239,8 @@ class RegistryBatch:
         self._aliases: dict[str, str] = dict(base._aliases)
         self._touched: dict[str, None] = {}
         self._refusal: str | None = None
+        self.committed: RegistryChangeSet | None = None
+        """The change set this batch committed (set when the ``with`` block ends; None if nothing changed)."""
 
     def _check_open(self) -> None:
         if self._refusal is not None:
@@ -552,7 +554,8 @@ class ToolRegistry:
         retired = displaced
         revived = [change.tool for change in changes if change.tool is not None]
         ready = self._lifecycle.swap(snapshot, retired.values(), revived)
-        self._pending.append(RegistryChangeSet(generation, changes))
+        staged.committed = RegistryChangeSet(generation, changes)
+        self._pending.append(staged.committed)
         logger.debug("generation=<%d>, changes=<%d> | committed", generation, len(changes))
         return ready
 

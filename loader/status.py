@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from .errors import DuplicateToolInFileError, InvalidToolNameError, ToolLoadError
+
 __all__ = [
     "FileState",
     "FileStatus",
     "LoadErrorInfo",
+    "LoadErrorKind",
     "LoaderEvent",
     "LoaderEventKind",
     "ScanReport",
@@ -32,6 +35,23 @@ class FileState(StrEnum):
     STUCK = "stuck"
 
 
+class LoadErrorKind(StrEnum):
+    """Why a file is not serving its newest content, as a type the console can switch on."""
+
+    EXCEPTION = "exception"
+    """The file's code raised while it was imported or its tools were built."""
+    IMPORT_TIMEOUT = "import-timeout"
+    """The import did not finish within the deadline (the file is stuck)."""
+    INVALID_TOOL_NAME = "invalid-tool-name"
+    """A tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``."""
+    DUPLICATE_IN_FILE = "duplicate-in-file"
+    """The file defines the same tool name twice."""
+    LINK_REFUSED = "link-refused"
+    """The file is a link leading out of the watched folder."""
+    UNREADABLE = "unreadable"
+    """The file exists but cannot be read (permissions, a folder named ``x.py``...)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LoadErrorInfo:
     """Why a file failed to load, pointing at the line to fix."""
@@ -41,6 +61,7 @@ class LoadErrorInfo:
     file: str | None
     line: int | None
     traceback: str = ""
+    kind: LoadErrorKind = LoadErrorKind.EXCEPTION
 
     def location(self) -> str:
         """``file:line`` (or just the file) of the error."""
@@ -78,6 +99,7 @@ class LoaderEventKind(StrEnum):
     CONFLICT = "conflict"
     RECOVERED = "recovered"
     STUCK = "stuck"
+    MOVED = "moved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +115,8 @@ class LoaderEvent:
     error: LoadErrorInfo | None = None
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    moved_from: Path | None = None
+    """For ``MOVED``: the path the file had before (its tools went with it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +143,19 @@ class ScanReport:
         """How many tools the scan registered."""
         return sum(len(s.tools) for s in self.files)
 
+    def raise_for_failures(self) -> None:
+        """Raise ``ToolLoadError`` for the first file that failed or got stuck (for strict scripts)."""
+        for status in self.files:
+            if status.state in (FileState.FAILED, FileState.STUCK) and status.error is not None:
+                error = status.error
+                raise ToolLoadError(
+                    error.file or status.path,
+                    error.message,
+                    line=error.line,
+                    exc_type=error.exc_type,
+                    details=error,
+                )
+
 
 def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path, ...] = ()) -> LoadErrorInfo:
     """Describe ``exc`` with the most useful file and line.
@@ -133,6 +170,7 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
         return LoadErrorInfo(
             type(exc).__name__, exc.msg or message, exc.filename or str(path), exc.lineno, text
         )
+    kind = _ERROR_KINDS.get(type(exc), LoadErrorKind.EXCEPTION)
     target = str(path)
     root_prefixes = tuple(str(root) + "/" for root in roots)
     in_file: tuple[str, int | None] | None = None
@@ -144,4 +182,12 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
         elif root_prefixes and filename.startswith(root_prefixes):
             in_roots = (filename, lineno)
     file, line = in_file or in_roots or (target, None)
-    return LoadErrorInfo(type(exc).__name__, message, file, line, text)
+    if isinstance(exc, DuplicateToolInFileError) and exc.line is not None:
+        line = exc.line  # the second definition is the one to fix
+    return LoadErrorInfo(type(exc).__name__, message, file, line, text, kind)
+
+
+_ERROR_KINDS: dict[type[BaseException], LoadErrorKind] = {
+    InvalidToolNameError: LoadErrorKind.INVALID_TOOL_NAME,
+    DuplicateToolInFileError: LoadErrorKind.DUPLICATE_IN_FILE,
+}

@@ -13,6 +13,7 @@ import sys
 import threading
 import types
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from support import FAST, call_text, eventually, function_tool_source, write
 from loader.registry import ChangeKind, RegistryChangeSet
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
-from loader.status import FileState
+from loader.status import FileState, LoaderEvent, LoaderEventKind
 
 
 def _recorder(loader: ToolLoader) -> list[RegistryChangeSet]:
@@ -193,6 +194,24 @@ def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make
     assert _removed(sets, "wanderer") == []
     status = ld.file_status(after)
     assert status is not None and status.state is FileState.LOADED and status.tools == ("wanderer",)
+
+
+def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(tools_dir: Path, make_loader) -> None:
+    greet = write(tools_dir / "greet.py", function_tool_source("greet", "return 'first'"))
+    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    second = write(tools_dir / "greet2.py", function_tool_source("greet", "return 'second'"))
+    eventually(lambda: (s := ld.file_status(second)) and s.state is FileState.CONFLICT)
+    events: list[LoaderEvent] = []
+    ld.subscribe(events.append)
+    hello = tools_dir / "hello.py"
+    os.replace(greet, hello)
+    eventually(lambda: ld.registry.source_of("greet") == str(hello), message="greet follows the moved file")
+    assert ld.wait_idle(10)
+    assert call_text(ld, "greet") == "first"
+    assert ld.file_status(second).state is FileState.CONFLICT  # type: ignore[union-attr]
+    moved = [e for e in events if e.kind is LoaderEventKind.MOVED]
+    assert [(e.moved_from, e.path) for e in moved] == [(greet, hello)]
+    assert not [e for e in events if e.kind in (LoaderEventKind.REMOVED, LoaderEventKind.ADDED)]
 
 
 # 7 ---------------------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+"""Planning one reload batch: what is on disk now, what moved, and what must run again.
+
+Given the paths whose events settled, a plan reads each file once, pairs the
+two halves of a move, and adds every file that imported a changed module (it
+must run against the new helper). Nothing here changes the registry or a
+record: the loader carries the plan out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .backend import LoadBackend
+from .discovery import SourceFinder
+from .file_state import FileRecord, SourceRead, read_source
+
+__all__ = ["BatchPlan", "load_order", "plan_batch"]
+
+_MAX_IMPORT_DEPTH = 50
+
+
+@dataclass(slots=True)
+class BatchPlan:
+    """What one batch will do."""
+
+    present: dict[Path, SourceRead] = field(default_factory=dict)
+    """Files on disk, read once for this batch."""
+    missing: list[Path] = field(default_factory=list)
+    """Known files gone from disk."""
+    forced: set[Path] = field(default_factory=set)
+    """Files that must run again because a module they imported changed."""
+    refused: list[tuple[Path, Path]] = field(default_factory=list)
+    """``(path, root)`` of links leading out of their watched folder."""
+    unreadable: list[tuple[Path, OSError]] = field(default_factory=list)
+    """Files on disk that could not be read."""
+    moves: list[tuple[Path, Path]] = field(default_factory=list)
+    """``(old, new)`` pairs: a known file that vanished and a new one that appeared with it."""
+    stale_modules: list[str] = field(default_factory=list)
+    """Modules to drop so their next import runs them again (packages, vanished helpers)."""
+
+
+def plan_batch(
+    paths: Iterable[Path],
+    *,
+    records: Mapping[Path, FileRecord],
+    modules: Mapping[str, Path],
+    backend: LoadBackend,
+    sources: SourceFinder,
+    roots: Iterable[Path],
+    look_for_moves: bool,
+) -> BatchPlan:
+    """Plan the batch for ``paths`` (``modules`` maps loaded module names to their files)."""
+    plan = BatchPlan()
+    changed_modules: list[str] = []
+    for path in sorted(paths):
+        root = backend.root_of(path)
+        if root is None:
+            continue
+        record = records.get(path)
+        is_init = path.name == "__init__.py"
+        exists = path.is_file() and (is_init or sources.is_source(path, root))
+        if exists and not backend.is_within_root(path, root):
+            plan.refused.append((path, root))
+            continue
+        if is_init:
+            changed_modules.append(backend.module_name_for(path))
+            continue
+        if exists and _read_into(plan, path):
+            continue
+        if record is not None and not record.is_removed:
+            plan.missing.append(path)
+            changed_modules.append(record.module_name)
+
+    _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
+
+    for path, read in plan.present.items():
+        record = records.get(path)
+        if record is None or read.digest != record.content_hash:
+            if record is None or record.grace is None or read.digest != record.grace.content_hash:
+                changed_modules.append(backend.module_name_for(path))
+
+    # Everything that imported a changed module runs again, dependencies first. Package
+    # __init__ modules (not tool sources) are dropped so their next import re-runs them.
+    plan.stale_modules = [m for m in changed_modules if m not in modules]
+    if changed_modules:
+        for module_name in backend.dependents(changed_modules):
+            dependent = modules.get(module_name)
+            if dependent is None:
+                plan.stale_modules.append(module_name)
+                continue
+            plan.forced.add(dependent)
+            if dependent not in plan.present and dependent not in plan.missing:
+                if not _read_into(plan, dependent):
+                    plan.missing.append(dependent)
+    return plan
+
+
+def _read_into(plan: BatchPlan, path: Path) -> bool:
+    """Read ``path`` into the plan; False if it vanished (an unreadable file counts as there)."""
+    try:
+        read = read_source(path)
+    except OSError as exc:
+        plan.unreadable.append((path, exc))
+        return True
+    if read is None:
+        return False
+    plan.present[path] = read
+    return True
+
+
+def _pair_moves(
+    plan: BatchPlan,
+    records: Mapping[Path, FileRecord],
+    sources: SourceFinder,
+    backend: LoadBackend,
+    roots: Iterable[Path],
+    changed_modules: list[str],
+    look_for_moves: bool,
+) -> None:
+    """Treat a file that appeared and one that vanished in the same moment as a move.
+
+    A rename's two halves arrive as separate events (and the second is lost
+    when the destination folder is brand new), so when a batch holds a new
+    file, known files already gone from disk leave in the same batch; when it
+    holds a vanished file, new files not seen yet join it. The tools then move
+    without a moment of absence or a spurious conflict, and keep their names.
+    """
+    new_files = [p for p in plan.present if (r := records.get(p)) is None or r.is_removed]
+    if new_files:
+        for path, record in records.items():
+            if not record.is_removed and path not in plan.present and path not in plan.missing:
+                if not path.exists():
+                    plan.missing.append(path)
+                    changed_modules.append(record.module_name)
+    if plan.missing and look_for_moves:
+        for root in roots:
+            for path in sources.list_sources(root):
+                known = records.get(path)
+                if (
+                    path.name == "__init__.py"
+                    or path in plan.present
+                    or (known is not None and not known.is_removed)
+                ):
+                    continue
+                if backend.is_within_root(path, root) and _read_into(plan, path):
+                    new_files.append(path)
+    plan.moves = _match_moves(plan, records, new_files)
+
+
+def _match_moves(
+    plan: BatchPlan, records: Mapping[Path, FileRecord], new_files: list[Path]
+) -> list[tuple[Path, Path]]:
+    """Pair vanished and new files with the same content (a rename, not a delete and a create)."""
+    gone = [p for p in plan.missing if p in records and records[p].content_hash is not None]
+    arrived = [p for p in dict.fromkeys(new_files) if p in plan.present]
+    moves: list[tuple[Path, Path]] = []
+    for old in list(gone):
+        digest = records[old].content_hash
+        match = next((new for new in arrived if plan.present[new].digest == digest), None)
+        if match is not None:
+            moves.append((old, match))
+            arrived.remove(match)
+    return moves
+
+
+def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
+    """Dependencies first (by what each module imported last time), then by path."""
+    names = {backend.module_name_for(p): p for p in paths}
+    ordered: list[Path] = []
+    seen: set[Path] = set()
+
+    def visit(path: Path, depth: int) -> None:
+        if path in seen or depth > _MAX_IMPORT_DEPTH:
+            return
+        seen.add(path)
+        for dep in sorted(backend.dependencies(backend.module_name_for(path))):
+            if dep in names:
+                visit(names[dep], depth + 1)
+        ordered.append(path)
+
+    for path in sorted(names.values()):
+        visit(path, 0)
+    return ordered

@@ -1,0 +1,107 @@
+"""What the loader tells the world after a commit: file statuses, loader events, plugin hooks.
+
+All of it is derived, never stored twice: a file's status from its record and
+the name owners; a loader event from two statuses; the pluggy notifications
+from the registry's own ``RegistryChangeSet``, so the hooks can never disagree
+with what the registry did.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..names import normalise_tool_name
+from ..registry import ChangeKind, RegistryChangeSet
+from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
+from .file_state import FileRecord, Phase
+
+__all__ = ["event_for", "file_status", "notify_registry_changes"]
+
+_STATE_OF_PHASE = {
+    Phase.LOADED: FileState.LOADED,
+    Phase.FAILED: FileState.FAILED,
+    Phase.STUCK: FileState.STUCK,
+    Phase.REMOVED: FileState.REMOVED,
+}
+
+_EVENT_OF_STATE = {
+    FileState.REMOVED: LoaderEventKind.REMOVED,
+    FileState.FAILED: LoaderEventKind.FAILED,
+    FileState.STUCK: LoaderEventKind.STUCK,
+    FileState.CONFLICT: LoaderEventKind.CONFLICT,
+}
+
+_TROUBLED = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+
+
+def file_status(record: FileRecord, owner_of: Callable[[str], Path | None]) -> FileStatus:
+    """The public status of one file: its phase, with CONFLICT where another file owns its names."""
+    owned: list[str] = []
+    conflicts: list[tuple[str, Path]] = []
+    for name in record.discovered:
+        owner = owner_of(normalise_tool_name(name))
+        if owner == record.path:
+            owned.append(name)
+        elif owner is not None:
+            conflicts.append((name, owner))
+    state = _STATE_OF_PHASE[record.phase]
+    if state is FileState.LOADED and conflicts:
+        state = FileState.CONFLICT
+    return FileStatus(
+        path=record.path,
+        module_name=record.module_name,
+        state=state,
+        tools=tuple(sorted(owned)),
+        content_hash=record.content_hash[:12] if record.content_hash else None,
+        loaded_at=record.loaded_at,
+        load_seconds=record.load_seconds,
+        error=record.error,
+        conflicts=tuple(sorted(conflicts)),
+    )
+
+
+def event_for(status: FileStatus, before: FileStatus | None, duration: float) -> LoaderEvent:
+    """The loader event for a file whose status changed from ``before`` to ``status``."""
+    was_there = before is not None and before.state is not FileState.REMOVED
+    old_tools = set(before.tools) if before is not None and was_there else set()
+    new_tools = set(status.tools)
+    kind = _EVENT_OF_STATE.get(status.state)
+    if kind is None:
+        if not was_there:
+            kind = LoaderEventKind.ADDED
+        elif before is not None and before.state in _TROUBLED:
+            kind = LoaderEventKind.RECOVERED
+        else:
+            kind = LoaderEventKind.UPDATED
+    return LoaderEvent(
+        kind=kind,
+        path=status.path,
+        tools=status.tools,
+        duration_ms=duration * 1000,
+        time=time.time(),
+        status=status,
+        error=status.error,
+        added=tuple(sorted(new_tools - old_tools)),
+        removed=tuple(sorted(old_tools - new_tools)),
+    )
+
+
+def notify_registry_changes(notify: Callable[..., None], change_set: RegistryChangeSet | None) -> None:
+    """Call the ``tool_loader_tool_*`` hooks for what the registry actually committed."""
+    if change_set is None:
+        return
+    for change in change_set.changes:
+        where = Path(change.source) if change.source is not None else Path("?")
+        kwargs: dict[str, Any]
+        if change.kind is ChangeKind.ADDED:
+            notify("tool_loader_tool_added", tool=change.tool, path=where)
+        elif change.kind is ChangeKind.REPLACED:
+            kwargs = {"tool": change.tool, "previous": change.previous, "path": where}
+            notify("tool_loader_tool_replaced", **kwargs)
+        else:
+            assert change.previous is not None
+            kwargs = {"name": change.name, "tool": change.previous, "path": where}
+            notify("tool_loader_tool_removed", **kwargs)

@@ -1,0 +1,198 @@
+"""One tool file's life, as a small state machine with named phases and transitions.
+
+The loader keeps one ``FileRecord`` per source file, touched only on its
+scheduler thread. Every change of phase goes through a method here, so the
+rules (a failed save keeps the last good tools; a file that suddenly defines
+nothing keeps serving for a grace period, because editors truncate before they
+write) live in one place and can be tested transition by transition::
+
+                 load ok                      load raised / timed out
+      (new) ─────────────► LOADED ◄──────────────────► FAILED / STUCK
+                           │   ▲  load ok                  (last good tools kept)
+          no tools, had    │   │ same content again, or
+          some: grace      ▼   │ tools again
+                        LOADED + EmptyGrace ── grace over ──► LOADED with no tools
+      any phase ── deleted ──► REMOVED ── appears again ──► (new)
+
+``CONFLICT`` is not a phase: it is derived from name ownership when a status
+is published (``loader.reload.events``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from pathlib import Path
+
+from ..status import LoadErrorInfo, LoadErrorKind
+from ..types import AgentTool
+
+__all__ = ["EmptyGrace", "FileRecord", "Phase", "Plan", "SourceRead", "Step", "read_source", "stat_signature"]
+
+Signature = tuple[int, int, int]
+"""A file's ``(inode, size, mtime_ns)``: changes whenever its content may have."""
+
+
+class Phase(StrEnum):
+    """Where a file's newest content stands."""
+
+    LOADED = "loaded"
+    FAILED = "failed"
+    STUCK = "stuck"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyGrace:
+    """The file lost all its tools at ``since``; its last tools serve until the grace ends."""
+
+    since: float
+    content_hash: str
+
+
+class Step(Enum):
+    """What the loader should do with a file's content in this batch."""
+
+    SKIP = "skip"
+    """The content is already serving, or already failed the same way: nothing to do."""
+    KEEP_SERVING = "keep-serving"
+    """During a grace the content went back to what is serving: end the grace, change nothing."""
+    WAIT = "wait"
+    """Still within the grace: look again in ``Plan.wait`` seconds."""
+    DROP_TOOLS = "drop-tools"
+    """The grace is over and the file still defines nothing: let its tools go."""
+    LOAD = "load"
+    """Import the content and discover its tools."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A ``Step`` and, for ``WAIT``, how long to wait."""
+
+    step: Step
+    wait: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRead:
+    """A file's bytes as read once for a batch, with their stat signature and hash."""
+
+    data: bytes
+    signature: Signature | None
+    digest: str
+
+
+def stat_signature(path: Path) -> Signature | None:
+    """``(inode, size, mtime_ns)`` of ``path``, or None if it is gone."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_source(path: Path) -> SourceRead | None:
+    """Read ``path`` once for the batch; None if it vanished meanwhile.
+
+    Raises:
+        OSError: The file is there but cannot be read (permissions, a folder).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return SourceRead(data, stat_signature(path), hashlib.sha256(data).hexdigest())
+
+
+@dataclass(slots=True, eq=False)
+class FileRecord:
+    """What the loader knows of one source file.
+
+    ``discovered`` holds the tools of the last content that loaded (the last
+    good version); it survives failures and the empty-file grace.
+    """
+
+    path: Path
+    root: Path
+    module_name: str
+    phase: Phase = Phase.LOADED
+    content_hash: str | None = None
+    attempted_hash: str | None = None
+    signature: Signature | None = None
+    discovered: dict[str, AgentTool] = field(default_factory=dict)
+    loaded_at: float | None = None
+    load_seconds: float | None = None
+    error: LoadErrorInfo | None = None
+    grace: EmptyGrace | None = None
+
+    @property
+    def is_removed(self) -> bool:
+        """Whether the file is gone from disk (its record stays for its status)."""
+        return self.phase is Phase.REMOVED
+
+    def plan(self, content_hash: str, *, forced: bool, now: float, grace_seconds: float) -> Plan:
+        """Decide what to do with ``content_hash``, read from disk in this batch.
+
+        ``forced`` means a module this file imported changed, so even unchanged
+        content must run again.
+        """
+        grace = self.grace
+        if grace is not None:
+            if content_hash == self.content_hash and not forced:
+                return Plan(Step.KEEP_SERVING)
+            if content_hash == grace.content_hash:
+                waited = now - grace.since
+                if waited < grace_seconds:
+                    return Plan(Step.WAIT, grace_seconds - waited)
+                return Plan(Step.DROP_TOOLS)
+            return Plan(Step.LOAD)
+        if forced:
+            return Plan(Step.LOAD)
+        if content_hash == self.content_hash and self.phase is Phase.LOADED:
+            return Plan(Step.SKIP)
+        if content_hash == self.attempted_hash and self.phase in (Phase.FAILED, Phase.STUCK):
+            return Plan(Step.SKIP)
+        return Plan(Step.LOAD)
+
+    def attempted(self, content_hash: str, seconds: float) -> None:
+        """An import of ``content_hash`` ran for ``seconds`` (whatever its outcome)."""
+        self.attempted_hash = content_hash
+        self.load_seconds = seconds
+
+    def accept(self, tools: dict[str, AgentTool], content_hash: str, wall_time: float) -> None:
+        """The content loaded: ``tools`` become the file's tools (LOADED)."""
+        self.discovered = tools
+        self.content_hash = content_hash
+        self.loaded_at = wall_time
+        self.error = None
+        self.phase = Phase.LOADED
+        self.grace = None
+
+    def fail(self, error: LoadErrorInfo) -> None:
+        """The content did not load: FAILED, or STUCK for a timeout; the last good tools stay."""
+        self.phase = Phase.STUCK if error.kind is LoadErrorKind.IMPORT_TIMEOUT else Phase.FAILED
+        self.error = error
+
+    def refuse(self, error: LoadErrorInfo) -> None:
+        """The path must never load (a link out of the folder): FAILED with no tools at all."""
+        self.phase = Phase.FAILED
+        self.error = error
+        self.discovered = {}
+        self.grace = None
+
+    def start_grace(self, content_hash: str, now: float) -> None:
+        """The content defines no tools while the serving version had some: keep serving a while."""
+        if self.grace is None or self.grace.content_hash != content_hash:
+            self.grace = EmptyGrace(now, content_hash)
+
+    def end_grace(self) -> None:
+        """The content went back to what is serving: forget the grace."""
+        self.grace = None
+
+    def remove(self) -> None:
+        """The file is gone: REMOVED, no tools, no error."""
+        self.phase = Phase.REMOVED
+        self.discovered = {}
+        self.error = None
+        self.grace = None

@@ -1,0 +1,141 @@
+"""The per-file state machine, transition by transition (no loader, no disk)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loader.reload.file_state import FileRecord, Phase, Plan, Step, read_source
+from loader.status import LoadErrorInfo, LoadErrorKind
+from loader.tools.decorator import tool
+from loader.types import AgentTool
+
+GRACE = 0.5
+
+
+@tool
+def sample(x: int) -> int:
+    """Return x."""
+    return x
+
+
+def tools() -> dict[str, AgentTool]:
+    return {"sample": sample}
+
+
+def record() -> FileRecord:
+    return FileRecord(path=Path("/t/a.py"), root=Path("/t"), module_name="m_a")
+
+
+def error(kind: LoadErrorKind = LoadErrorKind.EXCEPTION) -> LoadErrorInfo:
+    return LoadErrorInfo("RuntimeError", "boom", "/t/a.py", 3, kind=kind)
+
+
+def plan(r: FileRecord, digest: str, *, forced: bool = False, now: float = 100.0) -> Plan:
+    return r.plan(digest, forced=forced, now=now, grace_seconds=GRACE)
+
+
+def test_a_new_file_loads() -> None:
+    assert plan(record(), "h1").step is Step.LOAD
+
+
+def test_accept_serves_the_tools_and_the_same_content_is_skipped() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    assert r.phase is Phase.LOADED and r.discovered == tools() and r.content_hash == "h1"
+    assert plan(r, "h1").step is Step.SKIP
+    assert plan(r, "h2").step is Step.LOAD
+
+
+def test_forced_reload_runs_even_unchanged_content() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    assert plan(r, "h1", forced=True).step is Step.LOAD
+
+
+def test_failure_keeps_the_last_good_tools_and_is_not_retried_for_the_same_content() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.attempted("h2", 0.01)
+    r.fail(error())
+    assert r.phase is Phase.FAILED and r.discovered == tools() and r.content_hash == "h1"
+    assert plan(r, "h2").step is Step.SKIP
+    assert plan(r, "h3").step is Step.LOAD
+    assert plan(r, "h1").step is Step.LOAD  # back to the good text: load it to recover
+
+
+def test_a_timeout_makes_the_file_stuck() -> None:
+    r = record()
+    r.fail(error(LoadErrorKind.IMPORT_TIMEOUT))
+    assert r.phase is Phase.STUCK
+
+
+def test_empty_grace_waits_then_drops_the_tools() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    waiting = plan(r, "empty", now=100.2)
+    assert waiting.step is Step.WAIT and waiting.wait == pytest.approx(0.3)
+    assert r.discovered == tools()
+    assert plan(r, "empty", now=100.6).step is Step.DROP_TOOLS
+
+
+def test_grace_started_again_for_the_same_content_keeps_its_start() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    r.start_grace("empty", now=100.4)
+    assert r.grace is not None and r.grace.since == 100.0
+    r.start_grace("other", now=100.4)
+    assert r.grace.since == 100.4
+
+
+def test_content_back_during_the_grace_keeps_serving() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    assert plan(r, "h1").step is Step.KEEP_SERVING
+    r.end_grace()
+    assert r.grace is None and plan(r, "h1").step is Step.SKIP
+
+
+def test_new_content_during_the_grace_loads() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    assert plan(r, "h9").step is Step.LOAD
+
+
+def test_a_dependent_reload_of_an_empty_file_gets_the_grace_too() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    assert plan(r, "empty", forced=True, now=100.1).step is Step.WAIT
+
+
+def test_refuse_drops_everything() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.refuse(error(LoadErrorKind.LINK_REFUSED))
+    assert r.phase is Phase.FAILED and r.discovered == {} and r.error is not None
+
+
+def test_remove_clears_tools_error_and_grace() -> None:
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=1.0)
+    r.fail(error())
+    r.remove()
+    assert r.is_removed and r.discovered == {} and r.error is None and r.grace is None
+
+
+def test_read_source_hashes_and_reports_vanished_and_unreadable(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    read = read_source(f)
+    assert read is not None and read.data == b"x = 1\n" and len(read.digest) == 64 and read.signature
+    assert read_source(tmp_path / "gone.py") is None
+    (tmp_path / "dir.py").mkdir()
+    with pytest.raises(OSError):
+        read_source(tmp_path / "dir.py")
