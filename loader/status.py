@@ -16,6 +16,7 @@ from .errors import DuplicateToolInFileError, InvalidToolNameError, ToolLoadErro
 __all__ = [
     "FileState",
     "FileStatus",
+    "ImportInProgress",
     "LoadErrorInfo",
     "LoadErrorKind",
     "LoaderEvent",
@@ -87,6 +88,15 @@ class FileStatus:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     conflicts: tuple[tuple[str, Path], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportInProgress:
+    """An import still running after the loader stopped waiting for it (slow or stuck)."""
+
+    path: Path
+    since: float
+    """When it started (``time.time()``)."""
 
 
 class LoaderEventKind(StrEnum):

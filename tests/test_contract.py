@@ -437,3 +437,34 @@ def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loa
         for thread in threads:
             thread.join(10)
     assert errors == []
+
+
+def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_loader) -> None:
+    write(tools_dir / "ok.py", function_tool_source("ok", "return 'v1'"))
+    config = replace(FAST, import_timeout=60.0, rescan_interval=0)
+    ld = make_loader(tools_dir, config=config)
+    hang = write(tools_dir / "hang.py", "import time\nwhile True:\n    time.sleep(0.01)\n")
+    eventually(lambda: [p.path for p in ld.imports_in_progress()] == [hang], message="hang.py shown as importing")
+    write(tools_dir / "ok.py", function_tool_source("ok", "return 'v2'"))
+    eventually(lambda: _text_is(ld, "ok", "v2"), message="the other file's edit is served")
+    assert [p.path for p in ld.imports_in_progress()] == [hang], "the edit showed while hang.py still imports"
+    hang.write_text(function_tool_source("freed", "return 'free'"))
+    eventually(lambda: _text_is(ld, "freed", "free"))
+    assert ld.imports_in_progress() == ()
+
+
+def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_loader) -> None:
+    config = replace(FAST, import_timeout=0.3, rescan_interval=0)
+    ld = make_loader(tools_dir, config=config)
+    before = threading.active_count()
+    stuck = tools_dir / "stuck.py"
+    for round_ in range(12):
+        stuck.write_text("import time\n" + "\n" * (2 * round_) + "while True:\n    time.sleep(0.01)\n")
+        eventually(
+            lambda r=round_: (s := ld.file_status(stuck)) is not None
+            and s.state is FileState.STUCK
+            and s.error is not None
+            and s.error.line in (2 * r + 2, 2 * r + 3),
+            message="each stuck save is reported where it hangs",
+        )
+    assert threading.active_count() <= before + 5

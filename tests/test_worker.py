@@ -1,4 +1,4 @@
-"""Imports on a worker thread with a deadline."""
+"""Imports on a bounded pool of threads, with deadlines."""
 
 from __future__ import annotations
 
@@ -6,42 +6,99 @@ import threading
 from pathlib import Path
 
 import pytest
+from support import eventually
 
-from loader.reload.worker import ImportTimeout, ImportWorker
-
-
-def test_results_and_exceptions_come_back() -> None:
-    worker = ImportWorker()
-    try:
-        assert worker.run(lambda: 41 + 1, 5) == 42
-        with pytest.raises(ZeroDivisionError):
-            worker.run(lambda: 1 / 0, 5)
-        names = {worker.run(lambda: threading.current_thread().name, 5) for _ in range(3)}
-        assert names == {"tool-loader-import"}
-    finally:
-        worker.close()
+from loader.reload.worker import ImportAbandoned, ImportPool, ImportTimeout
 
 
-def test_an_overrunning_job_is_reported_interrupted_and_replaced(tmp_path: Path) -> None:
+def _spinner(tmp_path: Path) -> tuple[Path, dict[str, object]]:
     source = tmp_path / "spin.py"
-    source.write_text("def spin():\n    while True:\n        pass\n")
+    source.write_text("def spin(stop):\n    while not stop.is_set():\n        pass\n")
     namespace: dict[str, object] = {}
     exec(compile(source.read_text(), str(source), "exec"), namespace)
+    return source, namespace
+
+
+def test_results_and_exceptions_come_back_and_threads_are_reused() -> None:
+    pool = ImportPool()
+    try:
+        assert pool.run(lambda: 41 + 1, 5) == 42
+        with pytest.raises(ZeroDivisionError):
+            pool.run(lambda: 1 / 0, 5)
+        names = {pool.run(lambda: threading.current_thread().name, 5) for _ in range(5)}
+        assert len(names) == 1 and pool.thread_count == 1
+    finally:
+        pool.close()
+
+
+def test_an_overrunning_job_is_reported_where_it_is_and_interrupted(tmp_path: Path) -> None:
+    source, namespace = _spinner(tmp_path)
+    never = threading.Event()
     finished = threading.Event()
 
     def job() -> None:
         try:
-            namespace["spin"]()  # type: ignore[operator]
+            namespace["spin"](never)  # type: ignore[operator]
         finally:
             finished.set()
 
-    worker = ImportWorker()
+    pool = ImportPool()
     try:
         with pytest.raises(ImportTimeout) as caught:
-            worker.run(job, 0.3, watch_file=source)
-        assert caught.value.line == 3 or caught.value.line == 2
+            pool.run(job, 0.3, watch_file=source)
+        assert caught.value.line in (2, 3)
         assert "spin.py" in caught.value.stack
         assert finished.wait(10), "the abandoned thread was not interrupted"
-        assert worker.run(lambda: "fresh worker", 5) == "fresh worker"
+        assert pool.run(lambda: "still serving", 5) == "still serving"
     finally:
-        worker.close()
+        pool.close()
+
+
+def test_a_stuck_job_does_not_hold_up_others_and_threads_stay_bounded(tmp_path: Path) -> None:
+    source, namespace = _spinner(tmp_path)
+    release = threading.Event()
+    pool = ImportPool(max_threads=3)
+    try:
+        stuck = [pool.submit(lambda: namespace["spin"](release), watch_file=source) for _ in range(2)]  # type: ignore[operator]
+        assert pool.run(lambda: "quick", 10) == "quick"  # a third thread answers while two are stuck
+        more = [pool.submit(lambda: namespace["spin"](release), watch_file=source) for _ in range(20)]  # type: ignore[operator]
+        assert pool.thread_count <= 3
+        release.set()
+        for job in stuck + more:
+            assert job.wait(15)
+        eventually(lambda: pool.run(lambda: "after", 10) == "after")
+        assert pool.thread_count <= 3
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_abandoning_a_queued_job_finishes_it_without_running_it(tmp_path: Path) -> None:
+    source, namespace = _spinner(tmp_path)
+    release = threading.Event()
+    pool = ImportPool(max_threads=1)
+    try:
+        pool.submit(lambda: namespace["spin"](release), watch_file=source)  # type: ignore[operator]
+        ran = threading.Event()
+        queued = pool.submit(ran.set)
+        pool.abandon(queued)
+        assert queued.done and not ran.is_set()
+        with pytest.raises(ImportAbandoned):
+            queued.outcome()
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_on_done_runs_when_the_job_ends() -> None:
+    pool = ImportPool()
+    try:
+        called = threading.Event()
+        job = pool.submit(lambda: 7)
+        job.on_done(called.set)
+        assert called.wait(10) and job.outcome() == 7
+        late = threading.Event()
+        job.on_done(late.set)
+        assert late.is_set()
+    finally:
+        pool.close()

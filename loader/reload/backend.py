@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ..types import AgentTool
 from .importer import ToolImporter
-from .worker import ImportWorker
+from .worker import ImportJob, ImportPool
 
 __all__ = ["Discover", "InProcessBackend", "LoadBackend"]
 
@@ -48,20 +48,18 @@ class LoadBackend(Protocol):
         """A new reload batch starts: modules loaded in it count as fresh."""
         ...
 
-    def load_tools(
-        self,
-        path: Path,
-        module_name: str,
-        source: bytes,
-        content_hash: str,
-        discover: Discover,
-        timeout: float,
-    ) -> list[AgentTool]:
-        """Import ``source`` as ``module_name`` and discover its tools.
+    def start_load(
+        self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
+    ) -> ImportJob[list[AgentTool]]:
+        """Start importing ``source`` as ``module_name`` and discovering its tools.
 
-        Raises ``ImportTimeout`` when the import overruns ``timeout``, or whatever
-        the file's code raised.
+        The job's outcome is the tools, or whatever the file's code raised. The
+        loader waits on it as long as it likes, and ``abandon``s it at its deadline.
         """
+        ...
+
+    def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+        """Give up on a job that overran its deadline (stop it if possible; never leak its worker)."""
         ...
 
     def dependencies(self, module_name: str) -> frozenset[str]:
@@ -86,7 +84,7 @@ class InProcessBackend:
 
     def __init__(self, roots: Sequence[Path]) -> None:
         self._importer = ToolImporter(roots)
-        self._worker = ImportWorker()
+        self._worker = ImportPool()
 
     @property
     def executions(self) -> int:
@@ -104,15 +102,9 @@ class InProcessBackend:
     def begin_batch(self) -> None:
         self._importer.begin_batch()
 
-    def load_tools(
-        self,
-        path: Path,
-        module_name: str,
-        source: bytes,
-        content_hash: str,
-        discover: Discover,
-        timeout: float,
-    ) -> list[AgentTool]:
+    def start_load(
+        self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
+    ) -> ImportJob[list[AgentTool]]:
         importer = self._importer
 
         def job() -> list[AgentTool]:
@@ -121,7 +113,10 @@ class InProcessBackend:
                 module = importer.load(path, source)
             return discover(module, path)
 
-        return self._worker.run(job, timeout, watch_file=path)
+        return self._worker.submit(job, watch_file=path)
+
+    def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+        self._worker.abandon(job)
 
     def dependencies(self, module_name: str) -> frozenset[str]:
         return self._importer.dependencies(module_name)

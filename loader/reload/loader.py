@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -26,54 +26,27 @@ from ..registry import RegistryChangeSet, ToolRegistry
 from ..status import (
     FileState,
     FileStatus,
+    ImportInProgress,
     LoaderEvent,
     LoaderEventKind,
     LoadErrorInfo,
     LoadErrorKind,
     ScanReport,
-    error_info_from_exception,
 )
 from ..types import AgentTool
 from .backend import InProcessBackend, LoadBackend
 from .batch import BatchPlan, load_order, plan_batch
+from .config import LoaderConfig
 from .discovery import SourceFinder, discover_tools, make_plugin_manager
 from .events import event_for, file_status, notify_registry_changes
 from .file_state import FileRecord, SourceRead, Step, stat_signature
+from .imports import ImportRunner
 from .ownership import NameOwnership
-from .watcher import ChangeScheduler, FolderWatcher, WatchTimings
-from .worker import ImportTimeout
+from .watcher import ChangeScheduler, FolderWatcher
 
 __all__ = ["LoaderConfig", "ToolLoader"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class LoaderConfig:
-    """How the loader watches and loads; the defaults suit interactive editing.
-
-    Attributes:
-        recursive: Scan and watch sub-folders.
-        timings: Delays between file events and loading (see ``loader.reload.watcher``).
-        empty_grace: How long a file that became empty, or lost all its tools,
-            keeps serving its last tools (editors that truncate, then write).
-        import_timeout: Seconds before an import that does not finish is reported as stuck.
-        rescan_interval: Seconds between stat checks of every file, a safety net
-            for events the OS dropped (0 disables).
-        supervise_interval: Seconds between checks that each watched folder
-            exists and is watched (folders created or recreated later).
-        entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
-        builtin_plugins: Register the built-in discovery plugins.
-    """
-
-    recursive: bool = True
-    timings: WatchTimings = field(default_factory=WatchTimings)
-    empty_grace: float = 0.5
-    import_timeout: float = 10.0
-    rescan_interval: float = 2.0
-    supervise_interval: float = 0.25
-    entry_point_plugins: bool = True
-    builtin_plugins: bool = True
 
 
 @dataclass(slots=True)
@@ -137,6 +110,14 @@ class ToolLoader:
             loader=self,
         )
         self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
+        self._imports = ImportRunner(
+            self._backend,
+            self._discover,
+            self.paths,
+            timeout=config.import_timeout,
+            patience=config.import_patience,
+            look_again=self._scheduler.note,
+        )
 
     # ------------------------------------------------------------ plugins
     def register_plugin(self, plugin: object, name: str | None = None) -> None:
@@ -202,6 +183,7 @@ class ToolLoader:
                 if self.registry.get(tool.tool_name) is tool:
                     batch.unregister(tool.tool_name)
             self._registered.clear()
+        self._imports.abandon_all()
         self._backend.close()
 
     def __enter__(self) -> ToolLoader:
@@ -248,6 +230,10 @@ class ToolLoader:
                 self._listeners = tuple(x for x in self._listeners if x is not listener)
 
         return unsubscribe
+
+    def imports_in_progress(self) -> tuple[ImportInProgress, ...]:
+        """Imports still running after the loader stopped waiting for them (slow or stuck files)."""
+        return self._imports.in_progress()
 
     @property
     def module_executions(self) -> int:
@@ -373,58 +359,50 @@ class ToolLoader:
         """Run one file's content through its state machine, importing it when the plan says so."""
         record = self._begin(path, outcomes)
         record.signature = read.signature
-        plan = record.plan(
-            read.digest, forced=forced, now=time.monotonic(), grace_seconds=self.config.empty_grace
-        )
-        if plan.step is Step.SKIP:
+        if not self._imports.is_in_flight(path, read.digest):
+            plan = record.plan(
+                read.digest, forced=forced, now=time.monotonic(), grace_seconds=self.config.empty_grace
+            )
+            if plan.step is Step.SKIP:
+                return
+            if plan.step is Step.KEEP_SERVING:
+                record.end_grace()
+                return
+            if plan.step is Step.WAIT:
+                self._scheduler.note(path, plan.wait)
+                return
+            if plan.step is Step.DROP_TOOLS:
+                self._accept(record, {}, read.digest)
+                return
+            if not read.data.strip():
+                self._loaded(record, read.digest, {}, 0.0, outcomes[path])
+                return
+        result = self._imports.run(record, read, watching=self._watching)
+        if result is None:
+            return  # still importing: the file is looked at again when it ends or its deadline passes
+        if result.error is not None:
+            record.attempted(read.digest, result.seconds)
+            outcomes[path].duration = result.seconds
+            record.fail(result.error)
+            logger.warning("path=<%s> | load failed: %s", path, result.error.one_line())
             return
-        if plan.step is Step.KEEP_SERVING:
-            record.end_grace()
-            return
-        if plan.step is Step.WAIT:
-            self._scheduler.note(path, plan.wait)
-            return
-        if plan.step is Step.DROP_TOOLS:
-            self._accept(record, {}, read.digest)
-            return
-        started = time.perf_counter()
-        tools, error = self._import(record, read) if read.data.strip() else ({}, None)
-        record.attempted(read.digest, time.perf_counter() - started)
-        outcomes[path].duration = record.load_seconds or 0.0
-        if error is not None:
-            record.fail(error)
-            logger.warning("path=<%s> | load failed: %s", path, error.one_line())
-        elif not tools and record.discovered:
+        self._loaded(record, read.digest, result.tools, result.seconds, outcomes[path])
+
+    def _loaded(
+        self, record: FileRecord, digest: str, tools: dict[str, AgentTool], seconds: float, outcome: _Outcome
+    ) -> None:
+        record.attempted(digest, seconds)
+        outcome.duration = seconds
+        if not tools and record.discovered:
             # Editors truncate before they write: keep the last tools for a grace period.
-            record.start_grace(read.digest, time.monotonic())
-            self._scheduler.note(path, self.config.empty_grace)
+            record.start_grace(digest, time.monotonic())
+            self._scheduler.note(record.path, self.config.empty_grace)
         else:
-            self._accept(record, tools, read.digest)
+            self._accept(record, tools, digest)
 
     def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
         record.accept(tools, content_hash, time.time())
         self._ownership.claim(record.path, tools)
-
-    def _import(
-        self, record: FileRecord, read: SourceRead
-    ) -> tuple[dict[str, AgentTool], LoadErrorInfo | None]:
-        """Import the content and discover its tools; a failure comes back as a typed error, never raised."""
-        path = record.path
-        try:
-            found = self._backend.load_tools(
-                path, record.module_name, read.data, read.digest, self._discover, self.config.import_timeout
-            )
-        except ImportTimeout as exc:
-            return {}, LoadErrorInfo(
-                "ImportTimeout", str(exc), str(path), exc.line, exc.stack, kind=LoadErrorKind.IMPORT_TIMEOUT
-            )
-        except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and not _raised_in(exc, path):
-                raise
-            return {}, error_info_from_exception(exc, path, self.paths)
-        for tool in found:
-            tool.mark_dynamic()
-        return {tool.tool_name: tool for tool in found}, None
 
     def _discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
         return discover_tools(self.plugin_manager, module, path, self)
@@ -497,13 +475,3 @@ class ToolLoader:
                     listener(event)
                 except Exception:
                     logger.exception("listener=<%r> | loader listener raised", listener)
-
-
-def _raised_in(exc: BaseException, path: Path) -> bool:
-    """Whether an exception was raised by the tool file's own code (e.g. ``sys.exit()`` at import)."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == str(path):
-            return True
-        tb = tb.tb_next
-    return False

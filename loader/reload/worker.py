@@ -1,29 +1,34 @@
-"""Running tool-file imports on a worker thread with a deadline.
+"""Running tool-file imports on a small pool of threads, with deadlines.
 
-A tool file that never finishes importing (an endless loop at module level)
-must not stall the loader. Imports run on a worker thread; when one overruns,
-the loader reports the file as stuck, abandons that thread (asking it to stop
-with an asynchronous exception, which ends pure-Python loops) and carries on
-with a fresh worker.
+A tool file that never finishes importing (an endless loop at module level, a
+network call that hangs) must not stall the loader: every other file keeps
+reloading at the usual latency. Imports run as jobs on a bounded pool of
+threads; a job that overruns its deadline is reported as stuck and asked to
+stop with an asynchronous exception (which ends pure-Python loops). A thread
+comes back to the pool when its job ends, so stuck saves never leak threads:
+at most ``max_threads`` exist, and a job waits in line when all are busy.
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
-import queue
 import sys
 import threading
+import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ImportAbandoned", "ImportTimeout", "ImportWorker"]
+__all__ = ["ImportAbandoned", "ImportJob", "ImportPool", "ImportTimeout"]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+DEFAULT_MAX_THREADS = 4
 
 
 class ImportAbandoned(BaseException):
@@ -45,62 +50,155 @@ class ImportTimeout(Exception):
         self.stack = stack
 
 
-class _Job(Generic[_T]):
-    def __init__(self, function: Callable[[], _T]) -> None:
+class ImportJob(Generic[_T]):
+    """One import in flight: wait for it, read its outcome, or give up on it."""
+
+    def __init__(self, function: Callable[[], _T], watch_file: Path | None) -> None:
         self.function = function
-        self.done = threading.Event()
-        self.result: _T | None = None
-        self.error: BaseException | None = None
+        self.watch_file = watch_file
+        self.submitted = time.monotonic()
+        self.started: float | None = None
+        self.thread: threading.Thread | None = None
+        self.abandoned = False
+        self._done = threading.Event()
+        self._result: _T | None = None
+        self._error: BaseException | None = None
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        """Whether the job finished (returned or raised)."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds; True if the job finished."""
+        return self._done.wait(timeout)
+
+    def outcome(self) -> _T:
+        """The job's return value, or raise what it raised (only once ``done``)."""
+        if self._error is not None:
+            raise self._error
+        return self._result  # type: ignore[return-value]
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the worker thread) when the job ends; at once if it has."""
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def timeout_error(self, seconds: float) -> ImportTimeout:
+        """An ``ImportTimeout`` saying where in ``watch_file`` the job is now."""
+        line, stack = _where(self.thread, self.watch_file)
+        return ImportTimeout(seconds, line, stack)
+
+    def _finish(self, result: _T | None, error: BaseException | None) -> None:
+        self._result, self._error = result, error
+        with self._lock:
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                logger.exception("import job callback raised")
 
 
-class ImportWorker:
-    """One worker thread at a time, replaced when a job overruns."""
+class ImportPool:
+    """At most ``max_threads`` import threads, created on demand and reused."""
 
-    def __init__(self, name: str = "tool-loader-import") -> None:
+    def __init__(self, name: str = "tool-loader-import", max_threads: int = DEFAULT_MAX_THREADS) -> None:
         self._name = name
-        self._queue: queue.SimpleQueue[_Job[Any] | None] | None = None
-        self._thread: threading.Thread | None = None
+        self._max_threads = max_threads
+        self._cond = threading.Condition()
+        self._queue: deque[ImportJob[Any]] = deque()
+        self._threads: set[threading.Thread] = set()
+        self._idle = 0
+        self._closed = False
+
+    @property
+    def thread_count(self) -> int:
+        """How many import threads exist now (never more than ``max_threads``)."""
+        with self._cond:
+            return len(self._threads)
+
+    def submit(self, function: Callable[[], _T], *, watch_file: Path | None = None) -> ImportJob[_T]:
+        """Queue ``function``; it starts as soon as a thread is free."""
+        job: ImportJob[_T] = ImportJob(function, watch_file)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the import pool is closed")
+            self._queue.append(job)
+            if self._idle == 0 and len(self._threads) < self._max_threads:
+                thread = threading.Thread(
+                    target=self._serve, name=f"{self._name}-{len(self._threads)}", daemon=True
+                )
+                self._threads.add(thread)
+                thread.start()
+            self._cond.notify()
+        return job
 
     def run(self, function: Callable[[], _T], timeout: float, *, watch_file: Path | None = None) -> _T:
-        """Run ``function`` on the worker; raise ``ImportTimeout`` if it overruns ``timeout``."""
-        if self._thread is None or self._queue is None:
-            self._queue = queue.SimpleQueue()
-            self._thread = threading.Thread(
-                target=self._serve, args=(self._queue,), name=self._name, daemon=True
-            )
-            self._thread.start()
-        job: _Job[_T] = _Job(function)
-        self._queue.put(job)
-        if not job.done.wait(timeout):
-            thread, self._thread = self._thread, None
-            stuck_queue, self._queue = self._queue, None
-            stuck_queue.put(None)  # the worker exits once the stuck job ends
-            line, stack = _where(thread, watch_file)
-            _interrupt(thread)
-            raise ImportTimeout(timeout, line, stack)
-        if job.error is not None:
-            raise job.error
-        return job.result  # type: ignore[return-value]
+        """Run ``function`` and wait for it; raise ``ImportTimeout`` (and abandon it) if it overruns."""
+        job = self.submit(function, watch_file=watch_file)
+        if not job.wait(timeout):
+            error = job.timeout_error(timeout)
+            self.abandon(job)
+            raise error
+        return job.outcome()
+
+    def abandon(self, job: ImportJob[Any]) -> None:
+        """Give up on ``job``: drop it if it has not started, else ask its thread to stop."""
+        with self._cond:
+            job.abandoned = True
+            if job in self._queue:
+                self._queue.remove(job)
+                job._finish(None, ImportAbandoned())
+                return
+            if job.thread is not None and not job.done:
+                _interrupt(job.thread)
 
     def close(self) -> None:
-        """Let the worker thread exit."""
-        if self._queue is not None:
-            self._queue.put(None)
-        self._thread = None
-        self._queue = None
+        """Let every idle thread exit; busy ones exit when their job ends (stuck ones are interrupted)."""
+        with self._cond:
+            self._closed = True
+            queued, self._queue = list(self._queue), deque()
+            self._cond.notify_all()
+        for job in queued:
+            job._finish(None, ImportAbandoned())
 
-    @staticmethod
-    def _serve(jobs: queue.SimpleQueue[_Job[Any] | None]) -> None:
-        while True:
-            job = jobs.get()
-            if job is None:
-                return
-            try:
-                job.result = job.function()
-            except BaseException as exc:  # handed to the waiting caller
-                job.error = exc
-            finally:
-                job.done.set()
+    def _serve(self) -> None:
+        me = threading.current_thread()
+        job: ImportJob[Any] | None = None
+        try:
+            while True:
+                with self._cond:
+                    if job is not None and job.abandoned:
+                        # An interrupted thread is not reused: a late interrupt must not hit the next job.
+                        return
+                    self._idle += 1
+                    while not self._queue and not self._closed:
+                        self._cond.wait()
+                    self._idle -= 1
+                    if not self._queue:
+                        return
+                    job = self._queue.popleft()
+                    job.thread = me
+                    job.started = time.monotonic()
+                try:
+                    result = job.function()
+                except BaseException as exc:  # handed to whoever waits on the job
+                    job._finish(None, exc)
+                else:
+                    job._finish(result, None)
+        except ImportAbandoned:
+            if job is not None and not job.done:
+                job._finish(None, ImportAbandoned())
+        finally:
+            with self._cond:
+                self._threads.discard(me)
 
 
 def _where(thread: threading.Thread | None, watch_file: Path | None) -> tuple[int | None, str]:
@@ -121,9 +219,9 @@ def _where(thread: threading.Thread | None, watch_file: Path | None) -> tuple[in
     return line, stack
 
 
-def _interrupt(thread: threading.Thread | None) -> None:
+def _interrupt(thread: threading.Thread) -> None:
     """Ask a thread to stop by raising ``ImportAbandoned`` in it (best effort)."""
-    if thread is None or thread.ident is None:
+    if thread.ident is None:
         return
     set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
     changed = set_async_exc(ctypes.c_ulong(thread.ident), ctypes.py_object(ImportAbandoned))

@@ -1,0 +1,40 @@
+"""How a ``ToolLoader`` watches and loads: one small frozen object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .watcher import WatchTimings
+
+__all__ = ["LoaderConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderConfig:
+    """How the loader watches and loads; the defaults suit interactive editing.
+
+    Attributes:
+        recursive: Scan and watch sub-folders.
+        timings: Delays between file events and loading (see ``loader.reload.watcher``).
+        empty_grace: How long a file that became empty, or lost all its tools,
+            keeps serving its last tools (editors that truncate, then write).
+        import_timeout: Seconds before an import that does not finish is reported as stuck.
+        import_patience: While watching, how long a batch waits for one file's import
+            before going on without it (the file is picked up when its import ends).
+        rescan_interval: Seconds between stat checks of every file, a safety net
+            for events the OS dropped (0 disables).
+        supervise_interval: Seconds between checks that each watched folder
+            exists and is watched (folders created or recreated later).
+        entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
+        builtin_plugins: Register the built-in discovery plugins.
+    """
+
+    recursive: bool = True
+    timings: WatchTimings = field(default_factory=WatchTimings)
+    empty_grace: float = 0.5
+    import_timeout: float = 10.0
+    import_patience: float = 0.1
+    rescan_interval: float = 2.0
+    supervise_interval: float = 0.25
+    entry_point_plugins: bool = True
+    builtin_plugins: bool = True
