@@ -8,10 +8,12 @@ record: the loader carries the plan out.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..status import LoadErrorInfo, LoadErrorKind
 from .backend import LoadBackend
 from .discovery import SourceFinder
 from .file_state import FileRecord, SourceRead, read_source
@@ -31,10 +33,10 @@ class BatchPlan:
     """Known files gone from disk."""
     forced: set[Path] = field(default_factory=set)
     """Files that must run again because a module they imported changed."""
-    refused: list[tuple[Path, Path]] = field(default_factory=list)
-    """``(path, root)`` of links leading out of their watched folder."""
-    unreadable: list[tuple[Path, OSError]] = field(default_factory=list)
-    """Files on disk that could not be read."""
+    refused: list[tuple[Path, LoadErrorInfo]] = field(default_factory=list)
+    """Links leading out of their watched folder, and why they are refused."""
+    unreadable: list[tuple[Path, LoadErrorInfo]] = field(default_factory=list)
+    """Files on disk that could not be read, and the error."""
     moves: list[tuple[Path, Path]] = field(default_factory=list)
     """``(old, new)`` pairs: a known file that vanished and a new one that appeared with it."""
     stale_modules: list[str] = field(default_factory=list)
@@ -62,7 +64,11 @@ def plan_batch(
         is_init = path.name == "__init__.py"
         exists = path.is_file() and (is_init or sources.is_source(path, root))
         if exists and not backend.is_within_root(path, root):
-            plan.refused.append((path, root))
+            message = (
+                f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
+            )
+            error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)
+            plan.refused.append((path, error))
             continue
         if is_init:
             changed_modules.append(backend.module_name_for(path))
@@ -102,7 +108,8 @@ def _read_into(plan: BatchPlan, path: Path) -> bool:
     try:
         read = read_source(path)
     except OSError as exc:
-        plan.unreadable.append((path, exc))
+        error = LoadErrorInfo(type(exc).__name__, str(exc), str(path), None, kind=LoadErrorKind.UNREADABLE)
+        plan.unreadable.append((path, error))
         return True
     if read is None:
         return False

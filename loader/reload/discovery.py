@@ -24,7 +24,7 @@ from ..names import is_valid_tool_name, normalise_tool_name
 from ..types import AgentTool
 from .sources import is_ignored_dir
 
-__all__ = ["SourceFinder", "discover_tools", "make_plugin_manager"]
+__all__ = ["SourceFinder", "class_tool_args", "discover_tools", "make_plugin_manager", "notify_hook"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,25 @@ def make_plugin_manager(
         manager.register(plugin)
     manager.hook.tool_loader_configure.call_historic(kwargs={"loader": loader})
     return manager
+
+
+def notify_hook(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
+    """Call a notification hook; a plugin's failure is logged, never raised into the loader."""
+    try:
+        getattr(manager.hook, hook_name)(**kwargs)
+    except Exception:
+        logger.exception("hook=<%s> | plugin raised", hook_name)
+
+
+def class_tool_args(
+    manager: pluggy.PluginManager, cls: type, path: Path
+) -> tuple[Sequence[Any], dict[str, Any]]:
+    """Constructor arguments for a ``@tool`` class, from the ``tool_loader_class_tool_args`` hook."""
+    answer = manager.hook.tool_loader_class_tool_args(cls=cls, path=path)
+    if answer is None:
+        return (), {}
+    args, kwargs = answer
+    return tuple(args), dict(kwargs)
 
 
 def discover_tools(

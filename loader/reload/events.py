@@ -8,8 +8,11 @@ with what the registry did.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,12 @@ from ..registry import ChangeKind, RegistryChangeSet
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .file_state import FileRecord, Phase
 
-__all__ = ["event_for", "file_status", "notify_registry_changes"]
+__all__ = ["Announcer", "FileOutcome", "derive_events", "event_for", "file_status", "notify_registry_changes"]
+
+logger = logging.getLogger(__name__)
+
+Notify = Callable[..., None]
+"""Calls a pluggy notification hook by name, logging (never raising) a plugin's failure."""
 
 _STATE_OF_PHASE = {
     Phase.LOADED: FileState.LOADED,
@@ -35,6 +43,42 @@ _EVENT_OF_STATE = {
 }
 
 _TROUBLED = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """One file's part in a batch: its status before, how long it loaded, where it moved from."""
+
+    before: FileStatus | None
+    duration: float = 0.0
+    moved_from: Path | None = None
+
+
+def derive_events(
+    outcomes: Mapping[Path, FileOutcome],
+    records: Mapping[Path, FileRecord],
+    owner_of: Callable[[str], Path | None],
+) -> tuple[dict[Path, FileStatus], list[LoaderEvent]]:
+    """The new status of every file of a batch whose status changed, and its event.
+
+    A move is one ``MOVED`` event for the new path; the old path's status
+    becomes ``removed`` without an event of its own.
+    """
+    statuses: dict[Path, FileStatus] = {}
+    events: list[LoaderEvent] = []
+    moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
+    for path, outcome in sorted(outcomes.items()):
+        status = file_status(records[path], owner_of)
+        if status == outcome.before:
+            continue
+        statuses[path] = status
+        if path in moved_away:
+            continue
+        event = event_for(status, outcome.before, outcome.duration)
+        if outcome.moved_from is not None and event.kind is LoaderEventKind.ADDED:
+            event = replace(event, kind=LoaderEventKind.MOVED, moved_from=outcome.moved_from)
+        events.append(event)
+    return statuses, events
 
 
 def file_status(record: FileRecord, owner_of: Callable[[str], Path | None]) -> FileStatus:
@@ -105,3 +149,42 @@ def notify_registry_changes(notify: Callable[..., None], change_set: RegistryCha
             assert change.previous is not None
             kwargs = {"name": change.name, "tool": change.previous, "path": where}
             notify("tool_loader_tool_removed", **kwargs)
+
+
+class Announcer:
+    """Hands a batch's outcome to plugins and subscribers, in one order: registry hooks, then file events."""
+
+    def __init__(self, notify: Notify) -> None:
+        self._notify = notify
+        self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
+        self._lock = threading.Lock()
+
+    def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
+        """Call ``listener`` with every file event; returns a function that unsubscribes."""
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return unsubscribe
+
+    def announce(
+        self,
+        committed: RegistryChangeSet | None,
+        events: list[LoaderEvent],
+        outcomes: Mapping[Path, FileOutcome],
+    ) -> None:
+        """Registry hooks from the committed change set, then each event to hooks and listeners."""
+        notify_registry_changes(self._notify, committed)
+        for event in events:
+            if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
+                self._notify("tool_loader_load_failed", path=event.path, error=event.error)
+            before = outcomes[event.path].before
+            self._notify("tool_loader_file_status_changed", status=event.status, previous=before)
+            for listener in self._listeners:
+                try:
+                    listener(event)
+                except Exception:
+                    logger.exception("listener=<%r> | loader listener raised", listener)

@@ -16,32 +16,29 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from types import ModuleType, TracebackType
 from typing import Any
 
-from ..names import normalise_tool_name
-from ..registry import RegistryChangeSet, ToolRegistry
+from ..registry import ToolRegistry
 from ..status import (
     FileState,
     FileStatus,
     ImportInProgress,
     LoaderEvent,
-    LoaderEventKind,
-    LoadErrorInfo,
-    LoadErrorKind,
     ScanReport,
 )
 from ..types import AgentTool
 from .backend import InProcessBackend, LoadBackend
 from .batch import BatchPlan, load_order, plan_batch
+from .commit import commit_owners
 from .config import LoaderConfig
-from .discovery import SourceFinder, discover_tools, make_plugin_manager
-from .events import event_for, file_status, notify_registry_changes
+from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
+from .events import Announcer, FileOutcome, derive_events
 from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .imports import ImportRunner
 from .ownership import NameOwnership
+from .reconcile import Reconciler
 from .watcher import ChangeScheduler, FolderWatcher
 
 __all__ = ["LoaderConfig", "ToolLoader"]
@@ -49,20 +46,12 @@ __all__ = ["LoaderConfig", "ToolLoader"]
 logger = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class _Outcome:
-    """One file's part in a batch: its status before, how long it loaded, where it moved from."""
-
-    before: FileStatus | None
-    duration: float = 0.0
-    moved_from: Path | None = None
-
-
 class ToolLoader:
     """Loads every tool of some folders into a ``ToolRegistry`` and keeps it current.
 
-    ``scan()`` loads once; ``start()`` watches (``with ToolLoader([...]) as ld``
-    does both). All loading happens on one scheduler thread; readers use the
+    ``scan()`` loads once; ``start()`` watches; ``close()`` unregisters the tools
+    and releases threads and modules (``with ToolLoader([...]) as ld`` does all
+    three). All loading happens on one scheduler thread; readers use the
     registry, whose snapshots are never half-updated.
     """
 
@@ -91,17 +80,18 @@ class ToolLoader:
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
         self._statuses: dict[Path, FileStatus] = {}
-        self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
-        self._listeners_lock = threading.Lock()
+        self._announcer = Announcer(lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs))
         self._apply_lock = threading.RLock()
         self._scheduler = ChangeScheduler(
-            self._apply, tick=self._supervise, tick_interval=config.supervise_interval
+            self._apply, tick=lambda: self._reconciler.supervise(), tick_interval=config.supervise_interval
         )
         self._watcher = FolderWatcher(
-            self._scheduler, config.timings, recursive=config.recursive, on_dir=self._on_dir_event
+            self._scheduler,
+            config.timings,
+            recursive=config.recursive,
+            on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
         )
         self._watching = False
-        self._last_rescan = time.monotonic()
         self._closed = False
         self.plugin_manager = make_plugin_manager(
             builtin=config.builtin_plugins,
@@ -112,11 +102,20 @@ class ToolLoader:
         self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._imports = ImportRunner(
             self._backend,
-            self._discover,
+            functools.partial(discover_tools, self.plugin_manager, loader=self),
             self.paths,
             timeout=config.import_timeout,
             patience=config.import_patience,
             look_again=self._scheduler.note,
+        )
+        self._reconciler = Reconciler(
+            self.paths,
+            self._records,
+            sources=self._sources,
+            backend=self._backend,
+            scheduler=self._scheduler,
+            watcher=self._watcher,
+            config=config,
         )
 
     # ------------------------------------------------------------ plugins
@@ -127,18 +126,7 @@ class ToolLoader:
 
     def class_tool_args(self, cls: type, path: Path) -> tuple[Sequence[Any], dict[str, Any]]:
         """Constructor arguments for a ``@tool`` class, from the ``tool_loader_class_tool_args`` hook."""
-        answer = self.plugin_manager.hook.tool_loader_class_tool_args(cls=cls, path=path)
-        if answer is None:
-            return (), {}
-        args, kwargs = answer
-        return tuple(args), dict(kwargs)
-
-    def _notify(self, hook_name: str, **kwargs: Any) -> None:
-        """Call a notification hook; a plugin's failure is logged, never raised into the loader."""
-        try:
-            getattr(self.plugin_manager.hook, hook_name)(**kwargs)
-        except Exception:
-            logger.exception("hook=<%s> | plugin raised", hook_name)
+        return class_tool_args(self.plugin_manager, cls, path)
 
     # ------------------------------------------------------------- public
     def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanReport:
@@ -162,7 +150,7 @@ class ToolLoader:
         self._scheduler.start()
         for root in self.paths:
             if self._watcher.ensure_watch(root):
-                self._scheduler.submit(functools.partial(self._reconcile, root))
+                self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
 
     def stop(self) -> None:
         """Stop watching; tools stay registered and modules stay loaded (``close()`` releases them)."""
@@ -191,10 +179,8 @@ class ToolLoader:
         self.start()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Return once every change on disk up to now has been applied (False on timeout).
@@ -204,17 +190,13 @@ class ToolLoader:
         """
         if not self._watching:
             return True
-        self._scheduler.submit(self._reconcile_all)
+        self._scheduler.submit(self._reconciler.reconcile_all)
         return self._scheduler.wait_idle(timeout)
 
     def status(self, *, include_removed: bool = True) -> list[FileStatus]:
         """One record per source file seen, sorted by path."""
-        statuses = self._statuses
-        return [
-            statuses[p]
-            for p in sorted(statuses)
-            if include_removed or statuses[p].state is not FileState.REMOVED
-        ]
+        shown = sorted(self._statuses.items())
+        return [s for _, s in shown if include_removed or s.state is not FileState.REMOVED]
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
@@ -222,14 +204,7 @@ class ToolLoader:
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
-        with self._listeners_lock:
-            self._listeners = (*self._listeners, listener)
-
-        def unsubscribe() -> None:
-            with self._listeners_lock:
-                self._listeners = tuple(x for x in self._listeners if x is not listener)
-
-        return unsubscribe
+        return self._announcer.subscribe(listener)
 
     def imports_in_progress(self) -> tuple[ImportInProgress, ...]:
         """Imports still running after the loader stopped waiting for them (slow or stuck files)."""
@@ -245,50 +220,6 @@ class ToolLoader:
         """Whether the loader is watching its folders."""
         return self._watching
 
-    # ------------------------------------------------------ noticing change
-    def _on_dir_event(self, path: Path) -> None:
-        """A folder appeared or vanished: reconcile everything under it."""
-        self._scheduler.submit(lambda: self._reconcile(path))
-
-    def _reconcile_all(self) -> None:
-        for root in self.paths:
-            self._reconcile(root)
-
-    def _reconcile(self, under: Path) -> None:
-        """Schedule every file below ``under`` whose stat differs from what was last read."""
-        root = self._backend.root_of(under)
-        if root is None:
-            return
-        timings = self.config.timings
-        on_disk = set(self._sources.list_sources(root, under)) if under.is_dir() else set()
-        changed = []
-        for path in on_disk:
-            record = self._records.get(path)
-            if record is None:
-                if path.name != "__init__.py":
-                    changed.append(path)
-            elif record.is_removed or record.signature != stat_signature(path):
-                changed.append(path)
-        if changed:
-            self._scheduler.note_many(changed, timings.settle)
-        gone = [
-            p
-            for p, r in self._records.items()
-            if not r.is_removed and p not in on_disk and (p == under or under in p.parents)
-        ]
-        if gone:
-            self._scheduler.note_many(gone, timings.disappear_grace)
-
-    def _supervise(self) -> None:
-        """Periodic: watch folders that appeared or were recreated; rescan as a safety net."""
-        for root in self.paths:
-            if self._watcher.ensure_watch(root) or not root.is_dir():
-                self._reconcile(root)
-        interval = self.config.rescan_interval
-        if interval and time.monotonic() - self._last_rescan >= interval:
-            self._last_rescan = time.monotonic()
-            self._reconcile_all()
-
     # ---------------------------------------------------------- applying
     def _apply(self, paths: set[Path], progress: Callable[[int, int], None] | None = None) -> None:
         """Bring the registry in line with the disk for ``paths`` (and their dependents)."""
@@ -303,12 +234,12 @@ class ToolLoader:
                 roots=self.paths,
                 look_for_moves=self._watching,
             )
-            outcomes: dict[Path, _Outcome] = {}
+            outcomes: dict[Path, FileOutcome] = {}
             self._backend.forget(plan.stale_modules)
             self._settle_problems(plan, outcomes)
             for old, new in plan.moves:
                 self._ownership.transfer(old, new)
-                outcomes[new] = _Outcome(self._statuses.get(new), moved_from=old)
+                outcomes[new] = FileOutcome(self._statuses.get(new), moved_from=old)
             for path in plan.missing:
                 self._remove_file(path, outcomes)
             order = load_order(plan.present, self._backend)
@@ -318,26 +249,19 @@ class ToolLoader:
                     progress(index, len(order))
             self._commit(outcomes)
 
-    def _settle_problems(self, plan: BatchPlan, outcomes: dict[Path, _Outcome]) -> None:
+    def _settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
         """Links out of the folder and unreadable files fail without running anything."""
-        for path, root in plan.refused:
-            message = (
-                f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
-            )
-            error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)
+        for path, error in plan.refused:
             self._begin(path, outcomes).refuse(error)
             self._ownership.release(path)
-        for path, exc in plan.unreadable:
+        for path, error in plan.unreadable:
             record = self._begin(path, outcomes)
             record.signature = stat_signature(path)
-            error = LoadErrorInfo(
-                type(exc).__name__, str(exc), str(path), None, kind=LoadErrorKind.UNREADABLE
-            )
             record.fail(error)
 
-    def _begin(self, path: Path, outcomes: dict[Path, _Outcome]) -> FileRecord:
+    def _begin(self, path: Path, outcomes: dict[Path, FileOutcome]) -> FileRecord:
         """The file's record (a new one if unknown or removed), noting its status before this batch."""
-        outcomes.setdefault(path, _Outcome(self._statuses.get(path)))
+        outcomes.setdefault(path, FileOutcome(self._statuses.get(path)))
         record = self._records.get(path)
         if record is None or record.is_removed:
             root = self._backend.root_of(path)
@@ -347,15 +271,17 @@ class ToolLoader:
             self._by_module[record.module_name] = path
         return record
 
-    def _remove_file(self, path: Path, outcomes: dict[Path, _Outcome]) -> None:
+    def _remove_file(self, path: Path, outcomes: dict[Path, FileOutcome]) -> None:
         record = self._records[path]
-        outcomes.setdefault(path, _Outcome(self._statuses.get(path)))
+        outcomes.setdefault(path, FileOutcome(self._statuses.get(path)))
         self._by_module.pop(record.module_name, None)
         record.remove()
         self._ownership.release(path)
         self._backend.forget([record.module_name])
 
-    def _load_file(self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, _Outcome]) -> None:
+    def _load_file(
+        self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, FileOutcome]
+    ) -> None:
         """Run one file's content through its state machine, importing it when the plan says so."""
         record = self._begin(path, outcomes)
         record.signature = read.signature
@@ -389,7 +315,12 @@ class ToolLoader:
         self._loaded(record, read.digest, result.tools, result.seconds, outcomes[path])
 
     def _loaded(
-        self, record: FileRecord, digest: str, tools: dict[str, AgentTool], seconds: float, outcome: _Outcome
+        self,
+        record: FileRecord,
+        digest: str,
+        tools: dict[str, AgentTool],
+        seconds: float,
+        outcome: FileOutcome,
     ) -> None:
         record.attempted(digest, seconds)
         outcome.duration = seconds
@@ -404,74 +335,15 @@ class ToolLoader:
         record.accept(tools, content_hash, time.time())
         self._ownership.claim(record.path, tools)
 
-    def _discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
-        return discover_tools(self.plugin_manager, module, path, self)
-
     # ----------------------------------------------------------- commit
-    def _commit(self, outcomes: dict[Path, _Outcome]) -> None:
-        """Decide every affected name's owner, swap the registry once, then announce."""
-        decided = self._ownership.settle()
+    def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
+        """Swap the registry once for every name whose owner or tool changed, then announce."""
+        decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
         for key in decided.names:
             involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claimants(key)}
             for path in involved:
                 if path is not None and path not in outcomes:
-                    outcomes[path] = _Outcome(self._statuses.get(path))
-        with self.registry.batch() as batch:
-            for key in sorted(decided.names):
-                old_tool = self._registered.get(key)
-                new_tool = self._serving(key)
-                if old_tool is new_tool:
-                    continue
-                if old_tool is not None and (new_tool is None or old_tool.tool_name != new_tool.tool_name):
-                    if batch.get(old_tool.tool_name) is old_tool:  # someone may have unregistered it by hand
-                        batch.unregister(old_tool.tool_name)
-                if new_tool is not None:
-                    batch.replace(new_tool, source=str(self._ownership.owner(key)))
-        for key in decided.names:
-            serving = self._serving(key)
-            if serving is None:
-                self._registered.pop(key, None)
-            else:
-                self._registered[key] = serving
-        self._publish(outcomes, batch.committed)
-
-    def _serving(self, key: str) -> AgentTool | None:
-        """The tool the owner of ``key`` defines under that (normalised) name."""
-        owner = self._ownership.owner(key)
-        if owner is None:
-            return None
-        for name, tool in self._records[owner].discovered.items():
-            if normalise_tool_name(name) == key:
-                return tool
-        return None
-
-    def _publish(self, outcomes: dict[Path, _Outcome], committed: RegistryChangeSet | None) -> None:
-        """New statuses and events for the files of this batch, then hooks and listeners."""
-        statuses = dict(self._statuses)
-        events: list[LoaderEvent] = []
-        moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
-        for path, outcome in sorted(outcomes.items()):
-            status = file_status(self._records[path], self._ownership.owner)
-            before = outcome.before
-            if status == before:
-                continue
-            statuses[path] = status
-            if path in moved_away:
-                continue
-            event = event_for(status, before, outcome.duration)
-            if outcome.moved_from is not None and event.kind is LoaderEventKind.ADDED:
-                event = replace(event, kind=LoaderEventKind.MOVED, moved_from=outcome.moved_from)
-            events.append(event)
-        self._statuses = statuses
-        notify_registry_changes(self._notify, committed)
-        for event in events:
-            if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
-                self._notify("tool_loader_load_failed", path=event.path, error=event.error)
-            self._notify(
-                "tool_loader_file_status_changed", status=event.status, previous=outcomes[event.path].before
-            )
-            for listener in self._listeners:
-                try:
-                    listener(event)
-                except Exception:
-                    logger.exception("listener=<%r> | loader listener raised", listener)
+                    outcomes[path] = FileOutcome(self._statuses.get(path))
+        changed, events = derive_events(outcomes, self._records, self._ownership.owner)
+        self._statuses = {**self._statuses, **changed}
+        self._announcer.announce(committed, events, outcomes)

@@ -1,0 +1,87 @@
+"""Finding what the events missed: compare the disk with what the loader last read.
+
+Events can be lost (a folder created and filled before its watch exists, a
+kernel queue overflow, a network filesystem). Reconciling lists the sources
+under a folder and schedules every file whose stat signature differs from the
+one its record holds, and every known file no longer there. It runs when a
+folder appears or vanishes, when ``wait_idle`` wants certainty, and
+periodically as a safety net.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from .backend import LoadBackend
+from .config import LoaderConfig
+from .discovery import SourceFinder
+from .file_state import FileRecord, stat_signature
+from .watcher import ChangeScheduler, FolderWatcher
+
+__all__ = ["Reconciler"]
+
+
+class Reconciler:
+    """Schedules the paths whose disk state differs from the loader's records (scheduler thread)."""
+
+    def __init__(
+        self,
+        roots: tuple[Path, ...],
+        records: Mapping[Path, FileRecord],
+        *,
+        sources: SourceFinder,
+        backend: LoadBackend,
+        scheduler: ChangeScheduler,
+        watcher: FolderWatcher,
+        config: LoaderConfig,
+    ) -> None:
+        self._roots = roots
+        self._records = records
+        self._sources = sources
+        self._backend = backend
+        self._scheduler = scheduler
+        self._watcher = watcher
+        self._config = config
+        self._last_rescan = time.monotonic()
+
+    def reconcile_all(self) -> None:
+        """Reconcile every watched folder."""
+        for root in self._roots:
+            self.reconcile(root)
+
+    def reconcile(self, under: Path) -> None:
+        """Schedule every file below ``under`` whose stat differs from what was last read."""
+        root = self._backend.root_of(under)
+        if root is None:
+            return
+        timings = self._config.timings
+        on_disk = set(self._sources.list_sources(root, under)) if under.is_dir() else set()
+        changed = []
+        for path in on_disk:
+            record = self._records.get(path)
+            if record is None:
+                if path.name != "__init__.py":
+                    changed.append(path)
+            elif record.is_removed or record.signature != stat_signature(path):
+                changed.append(path)
+        if changed:
+            self._scheduler.note_many(changed, timings.settle)
+        gone = [
+            p
+            for p, r in self._records.items()
+            if not r.is_removed and p not in on_disk and (p == under or under in p.parents)
+        ]
+        if gone:
+            self._scheduler.note_many(gone, timings.disappear_grace)
+
+    def supervise(self) -> None:
+        """Periodic: watch folders that appeared or were recreated; rescan as a safety net."""
+        for root in self._roots:
+            if self._watcher.ensure_watch(root) or not root.is_dir():
+                self.reconcile(root)
+        interval = self._config.rescan_interval
+        if interval and time.monotonic() - self._last_rescan >= interval:
+            self._last_rescan = time.monotonic()
+            self.reconcile_all()
