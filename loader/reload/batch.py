@@ -57,50 +57,69 @@ def plan_batch(
     plan = BatchPlan()
     changed_modules: list[str] = []
     for path in sorted(paths):
-        root = backend.root_of(path)
-        if root is None:
-            continue
-        record = records.get(path)
-        is_init = path.name == "__init__.py"
-        exists = path.is_file() and (is_init or sources.is_source(path, root))
-        if exists and not backend.is_within_root(path, root):
-            message = (
-                f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
-            )
-            error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)
-            plan.refused.append((path, error))
-            continue
-        if is_init:
-            changed_modules.append(backend.module_name_for(path))
-            continue
-        if exists and _read_into(plan, path):
-            continue
-        if record is not None and not record.is_removed:
-            plan.missing.append(path)
-            changed_modules.append(record.module_name)
-
+        _look_at(plan, path, records.get(path), backend, sources, changed_modules)
     _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
-
     for path, read in plan.present.items():
-        record = records.get(path)
-        if record is None or read.digest != record.content_hash:
-            if record is None or record.grace is None or read.digest != record.grace.content_hash:
-                changed_modules.append(backend.module_name_for(path))
-
-    # Everything that imported a changed module runs again, dependencies first. Package
-    # __init__ modules (not tool sources) are dropped so their next import re-runs them.
-    plan.stale_modules = [m for m in changed_modules if m not in modules]
-    if changed_modules:
-        for module_name in backend.dependents(changed_modules):
-            dependent = modules.get(module_name)
-            if dependent is None:
-                plan.stale_modules.append(module_name)
-                continue
-            plan.forced.add(dependent)
-            if dependent not in plan.present and dependent not in plan.missing:
-                if not _read_into(plan, dependent):
-                    plan.missing.append(dependent)
+        if _content_changed(records.get(path), read.digest):
+            changed_modules.append(backend.module_name_for(path))
+    _add_dependents(plan, changed_modules, modules, backend)
     return plan
+
+
+def _look_at(
+    plan: BatchPlan,
+    path: Path,
+    record: FileRecord | None,
+    backend: LoadBackend,
+    sources: SourceFinder,
+    changed_modules: list[str],
+) -> None:
+    """Sort one settled path into the plan: refused, a package, present, or missing."""
+    root = backend.root_of(path)
+    if root is None:
+        return
+    is_init = path.name == "__init__.py"
+    exists = path.is_file() and (is_init or sources.is_source(path, root))
+    if exists and not backend.is_within_root(path, root):
+        message = f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
+        error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)
+        plan.refused.append((path, error))
+    elif is_init:
+        changed_modules.append(backend.module_name_for(path))
+    elif exists and _read_into(plan, path):
+        return
+    elif record is not None and not record.is_removed:
+        plan.missing.append(path)
+        changed_modules.append(record.module_name)
+
+
+def _content_changed(record: FileRecord | None, digest: str) -> bool:
+    """Whether ``digest`` is neither what the file serves nor the empty content of its grace."""
+    if record is None:
+        return True
+    return digest != record.content_hash and (record.grace is None or digest != record.grace.content_hash)
+
+
+def _add_dependents(
+    plan: BatchPlan, changed_modules: list[str], modules: Mapping[str, Path], backend: LoadBackend
+) -> None:
+    """Everything that imported a changed module runs again, dependencies first.
+
+    Package ``__init__`` modules (not tool sources) and vanished helpers are
+    dropped so their next import runs them again.
+    """
+    plan.stale_modules = [m for m in changed_modules if m not in modules]
+    if not changed_modules:
+        return
+    for module_name in backend.dependents(changed_modules):
+        dependent = modules.get(module_name)
+        if dependent is None:
+            plan.stale_modules.append(module_name)
+            continue
+        plan.forced.add(dependent)
+        if dependent not in plan.present and dependent not in plan.missing:
+            if not _read_into(plan, dependent):
+                plan.missing.append(dependent)
 
 
 def _read_into(plan: BatchPlan, path: Path) -> bool:
@@ -142,18 +161,31 @@ def _pair_moves(
                     plan.missing.append(path)
                     changed_modules.append(record.module_name)
     if plan.missing and look_for_moves:
-        for root in roots:
-            for path in sources.list_sources(root):
-                known = records.get(path)
-                if (
-                    path.name == "__init__.py"
-                    or path in plan.present
-                    or (known is not None and not known.is_removed)
-                ):
-                    continue
-                if backend.is_within_root(path, root) and _read_into(plan, path):
-                    new_files.append(path)
+        new_files.extend(_unseen_sources(plan, records, sources, backend, roots))
     plan.moves = _match_moves(plan, records, new_files)
+
+
+def _unseen_sources(
+    plan: BatchPlan,
+    records: Mapping[Path, FileRecord],
+    sources: SourceFinder,
+    backend: LoadBackend,
+    roots: Iterable[Path],
+) -> list[Path]:
+    """Read into the plan every source on disk the loader has not seen yet (the other half of a move)."""
+    found: list[Path] = []
+    for root in roots:
+        for path in sources.list_sources(root):
+            known = records.get(path)
+            if (
+                path.name == "__init__.py"
+                or path in plan.present
+                or (known is not None and not known.is_removed)
+            ):
+                continue
+            if backend.is_within_root(path, root) and _read_into(plan, path):
+                found.append(path)
+    return found
 
 
 def _match_moves(
