@@ -22,6 +22,7 @@ from .hookspecs import hookimpl, hookspec
 from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
+from .spec_changes import SpecChange, SpecChangeKind, ToolSetChange, compare_specs, compare_tool_sets
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool
@@ -66,6 +67,8 @@ __all__ = [
     "RegistryChangeSet",
     "RegistrySnapshot",
     "ScanReport",
+    "SpecChange",
+    "SpecChangeKind",
     "Tool",
     "ToolChoice",
     "ToolConfig",
@@ -83,11 +86,14 @@ __all__ = [
     "ToolResultContent",
     "ToolResultStatus",
     "ToolSchema",
+    "ToolSetChange",
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
     "WatchTimings",
     "__version__",
+    "compare_specs",
+    "compare_tool_sets",
     "create_tool",
     "get_tool_metadata",
     "hookimpl",
