@@ -79,6 +79,17 @@ class HistoryRecorder:
             self._stores[root] = store
         return store
 
+    def record_serving(self) -> None:
+        """Record every tool the loader serves now: for a recorder registered after the first scan."""
+        loader = self._loader
+        if loader is None:
+            return
+        for status in loader.status(include_removed=False):
+            for name in status.tools:
+                tool = loader.registry.get(name)
+                if tool is not None:
+                    self._record(tool, status.path)
+
     def close(self) -> None:
         """Close every store opened so far."""
         for store in self._stores.values():

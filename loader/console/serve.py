@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
+from .history_options import add_history_arguments, attach_history
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--path", default="/mcp", help="endpoint path for --transport http (default: /mcp)")
     parser.add_argument("--name", default="tool-loader", help="the server name clients see")
+    add_history_arguments(parser, recording=True)
 
 
 def _say(console: Console, line: str, style: str | None = None) -> None:
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     console = stderr_console()
     loader = ToolLoader(dirs)
     report = loader.scan()
+    attach_history(loader, args)
     failed = report.failed
     _say(
         console,

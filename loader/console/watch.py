@@ -26,6 +26,7 @@ from ..registry import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind, ScanReport
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .history_options import add_history_arguments, attach_history
 from .render import (
     STATE_STYLES,
     callback_line,
@@ -87,6 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="how many recent events the live view keeps (default 10)",
     )
+    add_history_arguments(parser, recording=True)
 
 
 def describe_event(event: LoaderEvent) -> EventLine:
@@ -254,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
     if interactive:
         _route_logs_to(console)
     loader, report = load_tools(dirs, progress_console=stderr_console() if interactive else None)
+    attach_history(loader, args)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.on_file_event),
