@@ -30,6 +30,7 @@ class FileState(StrEnum):
     CONFLICT = "conflict"
     REMOVED = "removed"
     STUCK = "stuck"
+    REJECTED = "rejected"  # loaded, but its examples failed (LoaderConfig.gate): the last good version serves
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ class LoaderEventKind(StrEnum):
     CONFLICT = "conflict"
     RECOVERED = "recovered"
     STUCK = "stuck"
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +111,11 @@ class ScanReport:
 
     @property
     def failed(self) -> tuple[FileStatus, ...]:
-        """Files that failed, got stuck or conflict with another file."""
+        """Files that failed, got stuck, were rejected by their examples or conflict with another file."""
         return tuple(
-            s for s in self.files if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+            s
+            for s in self.files
+            if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT, FileState.REJECTED)
         )
 
     @property

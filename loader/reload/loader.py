@@ -41,6 +41,7 @@ from ..status import (
     error_info_from_exception,
 )
 from ..types import AgentTool
+from .gate import EXAMPLE_FAILED, gate_error
 from .importer import ToolImporter
 from .sources import is_ignored_dir
 from .watcher import ChangeScheduler, FolderWatcher, WatchTimings
@@ -69,6 +70,8 @@ class LoaderConfig:
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
+        gate: Run a changed file's tool examples before its tools go live; a failure rejects it.
+        example_timeout: Seconds each example may take under the gate.
     """
 
     recursive: bool = True
@@ -79,6 +82,8 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
+    gate: bool = False
+    example_timeout: float = 5.0
 
 
 @dataclass(slots=True)
@@ -601,6 +606,7 @@ class ToolLoader:
         retried = content_hash == record.attempted_hash and record.state in (
             FileState.FAILED,
             FileState.STUCK,
+            FileState.REJECTED,
         )
         if not forced and (unchanged or retried) and record.empty_since is None:
             return
@@ -628,12 +634,16 @@ class ToolLoader:
             error = None
         else:
             tools, error = self._import_and_discover(record, data, content_hash)
+            if error is None and self.config.gate:
+                error = gate_error(tools.values(), self.config.example_timeout, path)
         record.load_seconds = time.perf_counter() - started
         outcome.duration = record.load_seconds
         record.attempted_hash = content_hash
 
         if error is not None:
             record.state = FileState.STUCK if error.exc_type == "ImportTimeout" else FileState.FAILED
+            if error.exc_type == EXAMPLE_FAILED:
+                record.state = FileState.REJECTED
             record.error = error
             logger.warning("path=<%s> | load failed: %s", path, error.one_line())
             return
@@ -870,11 +880,13 @@ class ToolLoader:
             kind = LoaderEventKind.FAILED
         elif status.state is FileState.STUCK:
             kind = LoaderEventKind.STUCK
+        elif status.state is FileState.REJECTED:
+            kind = LoaderEventKind.REJECTED
         elif status.state is FileState.CONFLICT:
             kind = LoaderEventKind.CONFLICT
         elif before is None or before.state is FileState.REMOVED:
             kind = LoaderEventKind.ADDED
-        elif before.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT):
+        elif before.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT, FileState.REJECTED):
             kind = LoaderEventKind.RECOVERED
         else:
             kind = LoaderEventKind.UPDATED
