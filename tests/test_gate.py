@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import random
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -10,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FAST, eventually, run_cli, write
+from support import FAST, cli_env, eventually, run_cli, write
+from test_cli_watch import LineReader
 
 from loader import FileState, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
+from loader.history import HistoryStore
 from loader.reload.gate import (
     EXAMPLE_FAILED,
     FailureKind,
@@ -307,3 +312,36 @@ def test_check_examples_reports_failures(tmp_path: Path) -> None:
     write(tmp_path / "tools" / "calc.py", _calc(2))
     passing = run_cli("check", "tools", "--examples", cwd=tmp_path)
     assert "example-" not in passing.stdout
+
+
+def test_watch_gate_rejects_and_history_keeps_only_live_versions(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    path = write(tmp_path / "tools" / "calc.py", _calc(1))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--gate", "--state-dir", str(state)],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^watching tools")
+        write(path, _calc(2, broken=True))
+        out.wait_for(
+            r"rejected tools/calc\.py:3 \(still serving calc\) ExampleFailed: calc example 0 \('sum'\) "
+            r'with \{"a": 1, "b": 2\}: expected 3 at sum, got 4'
+        )
+        write(path, _calc(3))
+        out.wait_for(r"recovered tools/calc\.py calc")
+        process.send_signal(signal.SIGINT)
+        out.wait_for(r"^stopped watching$")
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    with HistoryStore(tmp_path / "tools", state) as store:
+        contents = [v.content for v in store.versions("calc")]
+    assert contents == [path.read_bytes(), _calc(1).encode()]  # the rejected save never went live
