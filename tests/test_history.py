@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 import sqlite3
 import subprocess
 import sys
@@ -16,9 +17,9 @@ from typing import IO
 import pytest
 from support import cli_env, eventually, function_tool_source, write
 
-from loader import ToolLoader
+from loader import ToolLoader, hookimpl
 from loader.history import HistoryError, HistoryStore, NewVersion, database_path
-from loader.history_recorder import HistoryRecorder
+from loader.history_recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
 from loader.spec_changes import SpecChangeKind
 
 
@@ -244,8 +245,8 @@ def test_history_survives_a_restart(
 _WATCHER = textwrap.dedent(
     """
     import sys
-    from loader import ToolLoader
-    from loader.history_recorder import HistoryRecorder
+    from loader import ToolLoader, hookimpl
+    from loader.history_recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
     from support import FAST
     loader = ToolLoader([sys.argv[1]], plugins=[HistoryRecorder(sys.argv[2])], config=FAST)
     loader.subscribe(lambda event: print("loaded", event.status.content_hash, flush=True))
@@ -317,3 +318,47 @@ def test_two_watching_processes_record_each_version_once(tools_dir: Path, tmp_pa
     with sqlite3.connect(database_path(tools_dir, state)) as db:
         rows = db.execute("SELECT change_json FROM versions ORDER BY id").fetchall()
     assert json.loads(rows[1][0])["reasons"][0]["reason"] == "optional parameter 'a' added"
+
+
+class _Saboteur:
+    """Changes the file on disk just before the recorder reads it (a save racing the hook)."""
+
+    def __init__(self, path: Path, forget_source: bool) -> None:
+        self.path = path
+        self.forget_source = forget_source
+        self.armed = False
+
+    @hookimpl(tryfirst=True)
+    def tool_loader_tool_replaced(self, tool: object, previous: object, path: Path) -> None:
+        if self.armed:
+            self.armed = False
+            self.path.write_text("# already the next save\n")
+            if self.forget_source:
+                linecache.cache.pop(str(self.path), None)
+
+
+@pytest.mark.parametrize("forget_source", [False, True], ids=["compiled-source", "lost"])
+def test_recorder_when_the_file_moved_on_before_it_was_read(
+    forget_source: bool, tools_dir: Path, tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    path = write(tools_dir / "calc.py", function_tool_source("calc", body="return 'v1'"))
+    saboteur = _Saboteur(path, forget_source=forget_source)
+    recorder = HistoryRecorder(tmp_path / "state")
+    loader = make_loader(tools_dir, plugins=[recorder, saboteur])
+    store = recorder.store_for(path)
+    assert store is not None
+    saboteur.armed = True
+    v2 = write(path, function_tool_source("calc", body="return 'v2'")).read_bytes()
+    eventually(lambda: len(store.versions("calc")) == 2, message="v2 recorded")
+    newest = store.versions("calc")[0]  # the sabotaged file defines no tools: no third version
+    status_hash = _sha(v2)[:12]
+    if forget_source:
+        assert newest.content is None
+        assert newest.content_hash == status_hash  # what the loader's status says
+        assert newest.note == NOTE_CONTENT_MISMATCH
+    else:
+        assert newest.content == v2  # the bytes that were loaded, not what is on disk now
+        assert newest.content_hash == _sha(v2)
+        assert newest.note is None
+    assert loader.file_status(path) is not None
+    recorder.close()
