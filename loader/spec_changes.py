@@ -300,21 +300,27 @@ class _Comparer:
 
     # -- resolving -----------------------------------------------------
     def _resolve(self, schema: Any, root: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-        """Follow ``$ref`` chains into the side's own ``$defs``; returns the schema and the last ref."""
+        """Follow ``$ref`` chains into the side's own ``$defs``; returns the schema and the last ref.
+
+        A one-element ``allOf`` (how older pydantic wrapped a ``$ref`` with a
+        description beside it) is merged into its parent first.
+        """
         ref = ""
         seen: set[str] = set()
-        current: Any = schema if isinstance(schema, Mapping) else {}
-        while (
-            isinstance(current, Mapping)
-            and isinstance(current.get("$ref"), str)
-            and current["$ref"] not in seen
-        ):
-            ref = current["$ref"]
+        current: dict[str, Any] = dict(schema) if isinstance(schema, Mapping) else {}
+        while True:
+            wrapped = current.get("allOf")
+            if isinstance(wrapped, list) and len(wrapped) == 1 and isinstance(wrapped[0], Mapping):
+                current = {**wrapped[0], **{k: v for k, v in current.items() if k != "allOf"}}
+                continue
+            target_ref = current.get("$ref")
+            if not isinstance(target_ref, str) or target_ref in seen:
+                return current, ref
+            ref = target_ref
             seen.add(ref)
             target = _pointer(root, ref)
             siblings = {k: v for k, v in current.items() if k != "$ref"}
             current = {**target, **siblings} if target is not None else siblings
-        return dict(current) if isinstance(current, Mapping) else {}, ref
 
     def _branches(self, schema: dict[str, Any], root: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A schema as a flat list of single-typed alternatives."""

@@ -481,6 +481,32 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
         B,
         "parameter 'p.y' removed",
     ),
+    (
+        "allOf-wrapped ref, same shape",
+        spec(
+            {"p": {"allOf": [{"$ref": "#/$defs/A"}], "description": "x"}},
+            **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}},
+        ),
+        spec(
+            {"p": {"$ref": "#/$defs/A", "description": "x"}},
+            **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}},
+        ),
+        N,
+        None,
+    ),
+    (
+        "recursive $ref, nested change",
+        spec(
+            {"n": {"$ref": "#/$defs/N"}},
+            **{"$defs": {"N": {"type": "object", "properties": {"v": INT, "next": {"$ref": "#/$defs/N"}}}}},
+        ),
+        spec(
+            {"n": {"$ref": "#/$defs/N"}},
+            **{"$defs": {"N": {"type": "object", "properties": {"v": STR, "next": {"$ref": "#/$defs/N"}}}}},
+        ),
+        B,
+        "type of parameter 'n.v' changed",
+    ),
     # output schema
     ("output added", spec({}), spec({}, output=INT), A, "output schema added"),
     ("output removed", spec({}, output=INT), spec({}), B, "output schema removed"),
