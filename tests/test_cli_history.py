@@ -254,3 +254,22 @@ def test_watch_no_history_records_nothing(tmp_path: Path) -> None:
             process.kill()
             process.wait()
     assert not database_path(tmp_path / "tools", state).exists()
+
+
+def test_watch_with_an_unusable_state_dir_says_so(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "calc.py", CALC_V1)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state directory should be\n")
+    result = run_cli("watch", "tools", "--state-dir", str(blocker), cwd=tmp_path)
+    assert result.returncode == 2
+    message = " ".join(result.stderr.split())
+    assert "cannot open the tool history" in message
+    assert "pass --state-dir, or --no-history to run without it" in message
+
+
+def test_serve_and_watch_take_the_history_and_gate_options(tmp_path: Path) -> None:
+    for command in ("watch", "serve"):
+        result = run_cli(command, "--help", cwd=tmp_path)
+        assert result.returncode == 0
+        for option in ("--no-history", "--state-dir", "--gate", "--example-timeout"):
+            assert option in result.stdout, (command, option)
