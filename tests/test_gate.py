@@ -345,3 +345,10 @@ def test_watch_gate_rejects_and_history_keeps_only_live_versions(tmp_path: Path)
     with HistoryStore(tmp_path / "tools", state) as store:
         contents = [v.content for v in store.versions("calc")]
     assert contents == [path.read_bytes(), _calc(1).encode()]  # the rejected save never went live
+
+
+def test_sample_tools_examples_pass(tmp_path: Path) -> None:
+    samples = Path(__file__).resolve().parent.parent / "sample_tools"
+    result = run_cli("check", str(samples), "--examples", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no problems found" in result.stdout
