@@ -18,10 +18,20 @@ from .errors import (
     ToolNotFoundError,
     ToolSignatureError,
 )
+from .history import HistoryStore, ToolVersion
+from .history_recorder import HistoryRecorder
 from .hookspecs import hookimpl, hookspec
 from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
+from .spec_changes import (
+    SpecChange,
+    SpecChangeKind,
+    ToolSetChange,
+    compare_specs,
+    compare_tool_sets,
+    describe_change,
+)
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool
@@ -36,6 +46,7 @@ from .types import (
     ToolChoice,
     ToolConfig,
     ToolContext,
+    ToolExample,
     ToolGenerator,
     ToolResult,
     ToolResultContent,
@@ -54,6 +65,8 @@ __all__ = [
     "FileState",
     "FileStatus",
     "FunctionTool",
+    "HistoryRecorder",
+    "HistoryStore",
     "InvalidToolNameError",
     "JSONSchema",
     "LoadErrorInfo",
@@ -66,11 +79,14 @@ __all__ = [
     "RegistryChangeSet",
     "RegistrySnapshot",
     "ScanReport",
+    "SpecChange",
+    "SpecChangeKind",
     "Tool",
     "ToolChoice",
     "ToolConfig",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolExample",
     "ToolGenerator",
     "ToolLoadError",
     "ToolLoader",
@@ -83,12 +99,17 @@ __all__ = [
     "ToolResultContent",
     "ToolResultStatus",
     "ToolSchema",
+    "ToolSetChange",
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
+    "ToolVersion",
     "WatchTimings",
     "__version__",
+    "compare_specs",
+    "compare_tool_sets",
     "create_tool",
+    "describe_change",
     "get_tool_metadata",
     "hookimpl",
     "hookspec",

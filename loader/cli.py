@@ -35,6 +35,15 @@ COMMANDS: dict[str, str] = {
     "serve": "loader.console.serve",
 }
 
+# Issue 13 (safe iteration): tool history, diff and rollback.
+COMMANDS.update(
+    {
+        "history": "loader.console.history_cmd",
+        "diff": "loader.console.diff_cmd",
+        "rollback": "loader.console.rollback_cmd",
+    }
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, one sub-command per entry of ``COMMANDS``."""

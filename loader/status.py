@@ -34,6 +34,7 @@ class FileState(StrEnum):
     CONFLICT = "conflict"
     REMOVED = "removed"
     STUCK = "stuck"
+    REJECTED = "rejected"  # loaded, but its examples failed (LoaderConfig.gate): the last good version serves
 
 
 class LoadErrorKind(StrEnum):
@@ -51,6 +52,8 @@ class LoadErrorKind(StrEnum):
     """The file is a link leading out of the watched folder."""
     UNREADABLE = "unreadable"
     """The file exists but cannot be read (permissions, a folder named ``x.py``...)."""
+    EXAMPLE_FAILED = "example-failed"
+    """The file loaded, but one of its tools' examples failed (``LoaderConfig.gate``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,7 @@ class LoaderEventKind(StrEnum):
     RECOVERED = "recovered"
     STUCK = "stuck"
     MOVED = "moved"
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +147,11 @@ class ScanReport:
 
     @property
     def failed(self) -> tuple[FileStatus, ...]:
-        """Files that failed, got stuck or conflict with another file."""
+        """Files that failed, got stuck, were rejected by their examples or conflict with another file."""
         return tuple(
-            s for s in self.files if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+            s
+            for s in self.files
+            if s.state in (FileState.FAILED, FileState.STUCK, FileState.CONFLICT, FileState.REJECTED)
         )
 
     @property
@@ -156,7 +162,7 @@ class ScanReport:
     def raise_for_failures(self) -> None:
         """Raise ``ToolLoadError`` for the first file that failed or got stuck (for strict scripts)."""
         for status in self.files:
-            if status.state in (FileState.FAILED, FileState.STUCK) and status.error is not None:
+            if status.state in (FileState.FAILED, FileState.STUCK, FileState.REJECTED) and status.error:
                 error = status.error
                 raise ToolLoadError(
                     error.file or status.path,

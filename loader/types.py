@@ -27,6 +27,7 @@ __all__ = [
     "ToolChoiceTool",
     "ToolConfig",
     "ToolContext",
+    "ToolExample",
     "ToolGenerator",
     "ToolResult",
     "ToolResultContent",
@@ -160,6 +161,27 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
 
 
+_NO_OUTPUT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExample:
+    """A worked call of a tool: documentation for readers and models, and a check run before a reload.
+
+    ``expected_output`` is compared with the result (equality for plain values,
+    a subset match for dicts); when it is not given the call only has to succeed.
+    """
+
+    params: dict[str, Any]
+    description: str = ""
+    expected_output: Any = _NO_OUTPUT
+
+    @property
+    def has_expected_output(self) -> bool:
+        """Whether the example says what the result must be."""
+        return self.expected_output is not _NO_OUTPUT
+
+
 ToolGenerator = AsyncGenerator[Any, None]
 """The events of one tool call; the last one is the ``ToolResult``."""
 
@@ -280,6 +302,11 @@ class AgentTool(ABC):
     @property
     def tags(self) -> tuple[str, ...]:
         """Free-form labels for listings and ``ToolRegistry.search``."""
+        return ()
+
+    @property
+    def examples(self) -> tuple[ToolExample, ...]:
+        """Worked calls of the tool; with the loader's gate on, a reload whose examples fail is rejected."""
         return ()
 
     def cleanup(self) -> Awaitable[None] | None:

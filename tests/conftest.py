@@ -20,6 +20,14 @@ def bytecode_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Tool history (on by default in watch/serve) goes to a temporary state directory, never the user's."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("TOOL_LOADER_STATE_DIR", str(state))
+    return state
+
+
 @pytest.fixture
 def tools_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "tools"

@@ -69,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``check [DIR...] [--strict]``."""
     add_dirs_argument(parser)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "--examples", action="store_true", help="also run every tool's examples (errors if one fails)"
+    )
 
 
 def _file_findings(statuses: Iterable[FileStatus]) -> list[Finding]:
@@ -208,6 +211,10 @@ def run(args: argparse.Namespace) -> int:
     loader, report = load_tools(dirs, progress_console=stderr_console())
     try:
         findings = find_problems(loader, report, strict=args.strict)
+        if args.examples:  # issue 13; imported here because check_examples imports Finding from this module
+            from .check_examples import example_findings
+
+            findings += example_findings(loader)
         tool_count = len(loader.registry)
     finally:
         loader.close()

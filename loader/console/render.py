@@ -64,6 +64,7 @@ STATE_STYLES: Mapping[str, str] = {
     "removed": "magenta",
     "failed": "bold red",
     "stuck": "bold red",
+    "rejected": "bold red",
     "conflict": "yellow",
 }
 """Colours of file states and event kinds, shared by every view."""
@@ -407,7 +408,10 @@ def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
     """``(where, state, what)`` for every failed, stuck or conflicting file."""
     rows: list[tuple[str, str, str]] = []
     for status in statuses:
-        if status.state in (FileState.FAILED, FileState.STUCK) and status.error is not None:
+        if (
+            status.state in (FileState.FAILED, FileState.STUCK, FileState.REJECTED)
+            and status.error is not None
+        ):
             error = status.error
             where = location(error.file or str(status.path), error.line)
             what = f"{error.exc_type}: {error.message}"

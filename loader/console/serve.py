@@ -10,6 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
+from .gate_options import add_gate_arguments, gate_config
+from .history_options import add_history_arguments, attach_history
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -43,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--path", default="/mcp", help="endpoint path for --transport http (default: /mcp)")
     parser.add_argument("--name", default="tool-loader", help="the server name clients see")
+    add_history_arguments(parser, recording=True)
+    add_gate_arguments(parser)
 
 
 def _say(console: Console, line: str, style: str | None = None) -> None:
@@ -83,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
     from ..reload.loader import ToolLoader
 
     console = stderr_console()
-    loader = ToolLoader(dirs)
+    loader = ToolLoader(dirs, config=gate_config(args))
     report = loader.scan()
+    attach_history(loader, args)
     failed = report.failed
     _say(
         console,

@@ -26,6 +26,8 @@ from ..registry import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind, ScanReport
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .gate_options import add_gate_arguments, gate_config
+from .history_options import add_history_arguments, attach_history
 from .render import (
     STATE_STYLES,
     callback_line,
@@ -87,6 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="how many recent events the live view keeps (default 10)",
     )
+    add_history_arguments(parser, recording=True)
+    add_gate_arguments(parser)
 
 
 def describe_event(event: LoaderEvent) -> EventLine:
@@ -96,7 +100,7 @@ def describe_event(event: LoaderEvent) -> EventLine:
     file = display_path(event.path)
     tools = ", ".join(event.tools)
     detail = ""
-    if event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK) and error is not None:
+    if event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK, LoaderEventKind.REJECTED) and error:
         file = location(error.file or str(event.path), error.line)
         detail = f"{error.exc_type}: {error.message}"
         tools = f"(still serving {tools})" if tools else ""
@@ -253,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
     console = stdout_console() if interactive else plain_console()
     if interactive:
         _route_logs_to(console)
-    loader, report = load_tools(dirs, progress_console=stderr_console() if interactive else None)
+    progress = stderr_console() if interactive else None
+    loader, report = load_tools(dirs, progress_console=progress, config=gate_config(args))
+    attach_history(loader, args)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.on_file_event),

@@ -27,6 +27,9 @@ class LoaderConfig:
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
+        gate: Run a changed file's tool examples before it goes live; a failure
+            rejects the new version and the last good one keeps serving.
+        example_timeout: Seconds one example may run before it counts as failed.
     """
 
     recursive: bool = True
@@ -38,3 +41,5 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
+    gate: bool = False
+    example_timeout: float = 5.0

@@ -32,6 +32,7 @@ _STATE_OF_PHASE = {
     Phase.LOADED: FileState.LOADED,
     Phase.FAILED: FileState.FAILED,
     Phase.STUCK: FileState.STUCK,
+    Phase.REJECTED: FileState.REJECTED,
     Phase.REMOVED: FileState.REMOVED,
 }
 
@@ -40,9 +41,10 @@ _EVENT_OF_STATE = {
     FileState.FAILED: LoaderEventKind.FAILED,
     FileState.STUCK: LoaderEventKind.STUCK,
     FileState.CONFLICT: LoaderEventKind.CONFLICT,
+    FileState.REJECTED: LoaderEventKind.REJECTED,
 }
 
-_TROUBLED = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+_TROUBLED = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT, FileState.REJECTED)
 
 
 @dataclass(slots=True)

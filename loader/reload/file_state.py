@@ -40,7 +40,11 @@ class Phase(StrEnum):
     LOADED = "loaded"
     FAILED = "failed"
     STUCK = "stuck"
+    REJECTED = "rejected"
     REMOVED = "removed"
+
+
+_PHASE_OF_ERROR = {LoadErrorKind.IMPORT_TIMEOUT: Phase.STUCK, LoadErrorKind.EXAMPLE_FAILED: Phase.REJECTED}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +155,7 @@ class FileRecord:
             return Plan(Step.LOAD)
         if content_hash == self.content_hash and self.phase is Phase.LOADED:
             return Plan(Step.SKIP)
-        if content_hash == self.attempted_hash and self.phase in (Phase.FAILED, Phase.STUCK):
+        if content_hash == self.attempted_hash and self.phase in (Phase.FAILED, Phase.STUCK, Phase.REJECTED):
             return Plan(Step.SKIP)
         return Plan(Step.LOAD)
 
@@ -170,8 +174,11 @@ class FileRecord:
         self.grace = None
 
     def fail(self, error: LoadErrorInfo) -> None:
-        """The content did not load: FAILED, or STUCK for a timeout; the last good tools stay."""
-        self.phase = Phase.STUCK if error.kind is LoadErrorKind.IMPORT_TIMEOUT else Phase.FAILED
+        """The content did not go live: FAILED, STUCK (a timeout) or REJECTED (an example failed).
+
+        The last good tools stay.
+        """
+        self.phase = _PHASE_OF_ERROR.get(error.kind, Phase.FAILED)
         self.error = error
 
     def refuse(self, error: LoadErrorInfo) -> None:

@@ -36,6 +36,7 @@ from .config import LoaderConfig
 from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
 from .events import Announcer, FileOutcome, derive_events
 from .file_state import FileRecord, SourceRead, Step, stat_signature
+from .gate import gate_error
 from .imports import ImportRunner
 from .ownership import NameOwnership
 from .reconcile import Reconciler
@@ -306,6 +307,10 @@ class ToolLoader:
         result = self._imports.run(record, read, watching=self._watching)
         if result is None:
             return  # still importing: the file is looked at again when it ends or its deadline passes
+        if result.error is None and self.config.gate:
+            result = replace(
+                result, error=gate_error(result.tools.values(), self.config.example_timeout, path)
+            )
         if result.error is not None:
             record.attempted(read.digest, result.seconds)
             outcomes[path].duration = result.seconds

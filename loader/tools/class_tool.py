@@ -30,6 +30,7 @@ from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
     JSONSchema,
+    ToolExample,
     ToolGenerator,
     ToolResult,
     ToolSpec,
@@ -37,6 +38,7 @@ from ..types import (
     new_tool_use_id,
     run_sync,
 )
+from .examples import runnable_examples
 from .metadata import ToolMetadata, ToolParameter
 from .params import (
     ParamProblem,
@@ -337,6 +339,11 @@ class ClassTool(AgentTool):
     @property
     def tags(self) -> tuple[str, ...]:
         return self._metadata.tags
+
+    @property
+    def examples(self) -> tuple[ToolExample, ...]:
+        """The metadata examples that carry params (``expectedOutput`` or ``expected_output``)."""
+        return runnable_examples(self._metadata.examples)
 
     @functools.cached_property
     def _source(self) -> tuple[str | None, int | None]:

@@ -108,7 +108,8 @@ def tool(
         version: Class tools only.
         requires_auth: Class tools only.
         rate_limit: Class tools only.
-        examples: Class tools only.
+        examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
+            with the loader's gate on, a reload whose examples fail is rejected.
 
     Returns:
         A ``FunctionTool`` for a function, the decorated class for a class, or a decorator.
@@ -125,7 +126,6 @@ def tool(
         version=version,
         requires_auth=requires_auth,
         rate_limit=rate_limit,
-        examples=examples,
     )
     function_only = _given(context=context or None, raise_errors=raise_errors or None)
     metadata: Any = None
@@ -143,7 +143,9 @@ def tool(
                 )
             from .class_tool import decorate_class
 
-            return decorate_class(target, metadata=metadata, **common, **class_only)
+            return decorate_class(
+                target, metadata=metadata, **common, **class_only, **_given(examples=examples)
+            )
         target_name = getattr(target, "__name__", repr(target))
         if metadata is not None:
             raise ToolDefinitionError(
@@ -163,6 +165,7 @@ def tool(
             raise_errors=raise_errors,
             category=category,
             tags=tags,
+            examples=examples,
         )
 
     if obj is None:

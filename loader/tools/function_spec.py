@@ -33,8 +33,9 @@ from pydantic import BaseModel
 
 from ..errors import ToolDefinitionError, ToolSignatureError
 from ..names import check_tool_name
-from ..types import JSONSchema, ToolContext, ToolSpec
+from ..types import JSONSchema, ToolContext, ToolExample, ToolSpec
 from .docstrings import docstring_of
+from .examples import parse_examples
 from .schema import (
     build_input_model,
     model_input_schema,
@@ -100,6 +101,7 @@ class FunctionDefinition:
     source_file: str | None
     source_line: int | None
     simple: bool  # a call is just ``func(**validated.__dict__)``: the fast path
+    examples: tuple[ToolExample, ...] = ()
 
 
 def define_function(
@@ -112,6 +114,7 @@ def define_function(
     raise_errors: bool,
     category: str | None,
     tags: Iterable[str] | None,
+    examples: Any = None,
 ) -> FunctionDefinition:
     """Work out everything about a tool once: names, checked signature, input handling, spec."""
     function_name, tool_name = _names(func, name)
@@ -174,6 +177,7 @@ def define_function(
             and context_parameter is None
             and agent_param is None
         ),
+        examples=parse_examples(examples, f"@tool function {function_name} (tool {tool_name!r})"),
     )
 
 

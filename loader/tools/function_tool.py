@@ -44,6 +44,7 @@ from ..types import (
     AgentTool,
     JSONSchema,
     ToolContext,
+    ToolExample,
     ToolGenerator,
     ToolResult,
     ToolSpec,
@@ -101,6 +102,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         raise_errors: bool = False,
         category: str | None = None,
         tags: Iterable[str] | None = None,
+        examples: Any = None,
     ) -> None:
         super().__init__()
         if isinstance(func, FunctionTool):  # re-decorating: start again from the plain function
@@ -114,6 +116,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             raise_errors=raise_errors,
             category=category,
             tags=tags,
+            examples=examples,
         )
         self._attach(func, definition)
         logger.debug(
@@ -179,6 +182,11 @@ class FunctionTool(AgentTool, Generic[P, R]):
     def tags(self) -> tuple[str, ...]:
         """The ``tags=`` given to ``@tool``."""
         return self._definition.tags
+
+    @property
+    def examples(self) -> tuple[ToolExample, ...]:
+        """The ``examples=`` given to ``@tool``."""
+        return self._definition.examples
 
     def get_display_properties(self) -> dict[str, str]:
         """Name and type plus ``Function`` (the function's name) and ``Source`` (``file:line``)."""

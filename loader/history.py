@@ -1,0 +1,340 @@
+"""Every version of a tool that went live, kept in SQLite outside the tools folder.
+
+One database per watched folder, named by a short hash of the folder's absolute
+path, under the platform's user state directory (``platformdirs``) unless a
+state directory is given. WAL mode and a busy timeout let several processes
+watching the same folder write at once; a version two of them both saw is kept
+once (the write checks the newest row inside an immediate transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from .errors import ToolLoaderError
+from .spec_changes import SpecChange, compare_specs
+
+__all__ = [
+    "DEFAULT_KEEP",
+    "STATE_DIR_ENV",
+    "HistoryError",
+    "HistoryStore",
+    "NewVersion",
+    "ToolVersion",
+    "database_path",
+    "default_state_dir",
+]
+
+DEFAULT_KEEP = 50
+"""Versions kept per tool unless configured otherwise."""
+
+STATE_DIR_ENV = "TOOL_LOADER_STATE_DIR"
+"""Environment variable naming the state directory (beats the platform default)."""
+
+_BUSY_TIMEOUT = 30.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS folder (
+    path TEXT PRIMARY KEY,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tool TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    file_path TEXT NOT NULL,
+    content BLOB,
+    content_hash TEXT NOT NULL,
+    went_live_at REAL NOT NULL,
+    replaced_at REAL,
+    change_json TEXT,
+    note TEXT,
+    pid INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS versions_by_tool ON versions (tool, id);
+"""
+
+
+class HistoryError(ToolLoaderError):
+    """The history database cannot be opened or does not hold what was asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A tool version about to be recorded: what went live, from which bytes."""
+
+    tool: str
+    spec: Mapping[str, Any]
+    file_path: Path
+    content: bytes | None
+    content_hash: str
+    went_live_at: float
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolVersion:
+    """One recorded version of a tool.
+
+    ``change`` is the spec change against the version before it (None for the
+    first one recorded); ``content`` is None when the loaded bytes could not be
+    recovered (``note`` says why).
+    """
+
+    id: int
+    tool: str
+    spec: dict[str, Any]
+    file_path: Path
+    content: bytes | None
+    content_hash: str
+    went_live_at: float
+    replaced_at: float | None
+    change: SpecChange | None
+    note: str | None
+
+    @property
+    def short_hash(self) -> str:
+        """The first 12 hex digits, as status records and the console show them."""
+        return self.content_hash[:12]
+
+    @property
+    def live(self) -> bool:
+        """Whether this version has not been replaced or removed (as far as any process recorded)."""
+        return self.replaced_at is None
+
+    def to_json(self, *, content: bool = False) -> dict[str, Any]:
+        """A plain dict for ``--json`` output; the file content only when asked."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "tool": self.tool,
+            "content_hash": self.content_hash,
+            "file_path": str(self.file_path),
+            "went_live_at": self.went_live_at,
+            "replaced_at": self.replaced_at,
+            "change": None if self.change is None else self.change.to_json(),
+            "note": self.note,
+            "spec": self.spec,
+        }
+        if content:
+            data["content"] = None if self.content is None else self.content.decode("utf-8", "replace")
+        return data
+
+
+def default_state_dir() -> Path:
+    """``$TOOL_LOADER_STATE_DIR``, else the platform's user state directory for tool-loader."""
+    override = os.environ.get(STATE_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_state_dir("tool-loader", appauthor=False))
+
+
+def database_path(folder: str | os.PathLike[str], state_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the history of ``folder`` lives: ``<state>/history/<sha256(abs folder)[:16]>.sqlite3``."""
+    absolute = str(Path(folder).expanduser().resolve())
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:16]
+    base = Path(state_dir).expanduser() if state_dir is not None else default_state_dir()
+    return base / "history" / f"{digest}.sqlite3"
+
+
+class HistoryStore:
+    """The version history of one tools folder.
+
+    Thread-safe (one connection behind a lock) and safe across processes
+    (SQLite WAL with a busy timeout; writes use ``BEGIN IMMEDIATE``).
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        state_dir: str | os.PathLike[str] | None = None,
+        *,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
+        if keep < 1:
+            raise ValueError(f"HistoryStore keep must be at least 1, got {keep}")
+        self.folder = Path(folder).expanduser().resolve()
+        self.path = database_path(self.folder, state_dir)
+        self.keep = keep
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.executescript(_SCHEMA)  # CREATE ... IF NOT EXISTS: safe when processes race
+        except (OSError, sqlite3.Error) as exc:
+            raise HistoryError(f"cannot open the tool history {self.path} for {self.folder}: {exc}") from exc
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO folder (path, created_at) VALUES (?, ?)",
+                (str(self.folder), time.time()),
+            )
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One immediate transaction: other writers wait (busy timeout) instead of interleaving."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ writing
+    def record(self, version: NewVersion, *, stale: bool = False) -> ToolVersion | None:
+        """Record that ``version`` went live; None when it is the version already live.
+
+        The version before it is marked replaced at this version's time, and
+        the spec change against it is stored; versions beyond ``keep`` are dropped.
+        ``stale`` says the file has moved on since this version was loaded: a
+        process that lags behind another then does not record an old version
+        again after a newer one.
+        """
+        spec_json = json.dumps(version.spec, sort_keys=True, default=str)
+        with self._write() as db:
+            if (
+                stale
+                and db.execute(
+                    "SELECT 1 FROM versions WHERE tool = ? AND content_hash = ? AND spec_json = ? LIMIT 1",
+                    (version.tool, version.content_hash, spec_json),
+                ).fetchone()
+            ):
+                return None
+            last = db.execute(
+                "SELECT spec_json, content_hash, replaced_at FROM versions WHERE tool = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (version.tool,),
+            ).fetchone()
+            change: SpecChange | None = None
+            if last is not None:
+                last_spec, last_hash, last_replaced = last
+                if last_replaced is None and last_spec == spec_json and last_hash == version.content_hash:
+                    return None
+                change = compare_specs(json.loads(last_spec), json.loads(spec_json))
+                db.execute(
+                    "UPDATE versions SET replaced_at = ? WHERE tool = ? AND replaced_at IS NULL",
+                    (version.went_live_at, version.tool),
+                )
+            cursor = db.execute(
+                "INSERT INTO versions (tool, spec_json, file_path, content, content_hash, went_live_at, "
+                "change_json, note, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    version.tool,
+                    spec_json,
+                    str(version.file_path),
+                    version.content,
+                    version.content_hash,
+                    version.went_live_at,
+                    None if change is None else json.dumps(change.to_json()),
+                    version.note,
+                    os.getpid(),
+                ),
+            )
+            new_id = cursor.lastrowid
+            db.execute(
+                "DELETE FROM versions WHERE tool = ? AND id NOT IN "
+                "(SELECT id FROM versions WHERE tool = ? ORDER BY id DESC LIMIT ?)",
+                (version.tool, version.tool, self.keep),
+            )
+        assert new_id is not None
+        return ToolVersion(
+            id=new_id,
+            tool=version.tool,
+            spec=json.loads(spec_json),
+            file_path=version.file_path,
+            content=version.content,
+            content_hash=version.content_hash,
+            went_live_at=version.went_live_at,
+            replaced_at=None,
+            change=change,
+            note=version.note,
+        )
+
+    def mark_removed(self, tool: str, at: float | None = None) -> bool:
+        """Record that ``tool`` left the registry; False if no version was live."""
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE versions SET replaced_at = ? WHERE tool = ? AND replaced_at IS NULL",
+                (time.time() if at is None else at, tool),
+            )
+            return cursor.rowcount > 0
+
+    # ------------------------------------------------------------ reading
+    def tools(self) -> list[str]:
+        """Every tool name with a recorded version, sorted."""
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT tool FROM versions ORDER BY tool").fetchall()
+        return [row[0] for row in rows]
+
+    def versions(self, tool: str) -> list[ToolVersion]:
+        """The versions of ``tool``, newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, tool, spec_json, file_path, content, content_hash, went_live_at, replaced_at, "
+                "change_json, note FROM versions WHERE tool = ? ORDER BY id DESC",
+                (tool,),
+            ).fetchall()
+        return [_version_of(row) for row in rows]
+
+    def find(self, tool: str, hash_prefix: str) -> ToolVersion:
+        """The newest version of ``tool`` whose content hash starts with ``hash_prefix``.
+
+        Raises:
+            HistoryError: No such version, or the prefix names two different contents.
+        """
+        prefix = hash_prefix.strip().lower()
+        matches = [v for v in self.versions(tool) if prefix and v.content_hash.startswith(prefix)]
+        if not matches:
+            raise HistoryError(
+                f"tool {tool!r} has no recorded version with hash {hash_prefix!r} ({self.path})"
+            )
+        if len({v.content_hash for v in matches}) > 1:
+            hashes = ", ".join(sorted({v.short_hash for v in matches}))
+            raise HistoryError(
+                f"hash {hash_prefix!r} of tool {tool!r} is ambiguous: {hashes}; give more digits"
+            )
+        return matches[0]
+
+
+def _version_of(row: tuple[Any, ...]) -> ToolVersion:
+    ident, tool, spec_json, file_path, content, content_hash, went_live, replaced, change_json, note = row
+    return ToolVersion(
+        id=ident,
+        tool=tool,
+        spec=json.loads(spec_json),
+        file_path=Path(file_path),
+        content=None if content is None else bytes(content),
+        content_hash=content_hash,
+        went_live_at=went_live,
+        replaced_at=replaced,
+        change=None if change_json is None else SpecChange.from_json(json.loads(change_json)),
+        note=note,
+    )

@@ -1,0 +1,160 @@
+"""A plugin that records every tool version a ``ToolLoader`` puts live into a ``HistoryStore``.
+
+It listens to the loader's notification hooks (added, replaced, removed), so
+the loader itself knows nothing about history. The file content recorded is
+the bytes that were loaded: the file is read again and its sha256 checked
+against the loader's status record for that path; if the file has already
+changed on disk, the source the importer compiled (kept in ``linecache``) is
+tried; failing both, the version is recorded without content and a note says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .history import DEFAULT_KEEP, HistoryStore, NewVersion
+from .hookspecs import hookimpl
+from .types import AgentTool
+
+__all__ = ["NOTE_CONTENT_MISMATCH", "HistoryRecorder"]
+
+logger = logging.getLogger(__name__)
+
+NOTE_CONTENT_MISMATCH = "file changed on disk before it could be recorded; content not kept"
+"""The note of a version whose loaded bytes could not be recovered."""
+
+
+class HistoryRecorder:
+    """Register with ``ToolLoader(plugins=[HistoryRecorder()])`` or ``loader.register_plugin(...)``.
+
+    One ``HistoryStore`` is opened per watched folder, lazily, under
+    ``state_dir`` (default: the platform's user state directory).
+    """
+
+    def __init__(self, state_dir: str | os.PathLike[str] | None = None, *, keep: int = DEFAULT_KEEP) -> None:
+        self.state_dir = state_dir
+        self.keep = keep
+        self._loader: Any = None
+        self._stores: dict[Path, HistoryStore] = {}
+        self._content: dict[Path, tuple[str | None, bytes | None, str, str | None, bool]] = {}
+
+    # ------------------------------------------------------------ hooks
+    @hookimpl
+    def tool_loader_configure(self, loader: Any) -> None:
+        """Remember the loader: its folders and file status records are needed later."""
+        self._loader = loader
+
+    @hookimpl
+    def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:
+        """A tool went live for the first time in this process."""
+        self._record(tool, path)
+
+    @hookimpl
+    def tool_loader_tool_replaced(self, tool: AgentTool, previous: AgentTool, path: Path) -> None:
+        """A new version of a tool went live."""
+        self._record(tool, path)
+
+    @hookimpl
+    def tool_loader_tool_removed(self, name: str, tool: AgentTool, path: Path) -> None:
+        """A tool left the registry: its live version ends now."""
+        store = self.store_for(path)
+        if store is not None:
+            store.mark_removed(name)
+
+    # ------------------------------------------------------------ public
+    def store_for(self, path: Path) -> HistoryStore | None:
+        """The store of the watched folder holding ``path`` (None outside every folder)."""
+        root = self._root_of(Path(path))
+        if root is None:
+            return None
+        store = self._stores.get(root)
+        if store is None:
+            store = HistoryStore(root, self.state_dir, keep=self.keep)
+            self._stores[root] = store
+        return store
+
+    def record_serving(self) -> None:
+        """Record every tool the loader serves now: for a recorder registered after the first scan."""
+        loader = self._loader
+        if loader is None:
+            return
+        for status in loader.status(include_removed=False):
+            for name in status.tools:
+                tool = loader.registry.get(name)
+                if tool is not None:
+                    self._record(tool, status.path)
+
+    def close(self) -> None:
+        """Close every store opened so far."""
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    # ------------------------------------------------------------ internals
+    def _root_of(self, path: Path) -> Path | None:
+        roots: tuple[Path, ...] = tuple(getattr(self._loader, "paths", ()))
+        inside = [root for root in roots if path == root or root in path.parents]
+        return max(inside, key=lambda root: len(root.parts)) if inside else None
+
+    def _record(self, tool: AgentTool, path: Path) -> None:
+        store = self.store_for(path)
+        if store is None:
+            return
+        content, digest, note, stale = self._loaded_content(Path(path))
+        version = NewVersion(
+            tool=tool.tool_name,
+            spec=dict(tool.tool_spec),
+            file_path=Path(path),
+            content=content,
+            content_hash=digest,
+            went_live_at=time.time(),
+            note=note,
+        )
+        recorded = store.record(version, stale=stale)
+        if recorded is not None:
+            logger.debug(
+                "tool_name=<%s>, hash=<%s> | recorded tool version", tool.tool_name, recorded.short_hash
+            )
+
+    def _loaded_content(self, path: Path) -> tuple[bytes | None, str, str | None, bool]:
+        """The bytes the loader loaded for ``path``, their sha256, a note when they are lost,
+        and whether the file on disk has moved on since."""
+        status = self._loader.file_status(path) if self._loader is not None else None
+        expected: str | None = getattr(status, "content_hash", None)
+        cached = self._content.get(path)
+        if cached is not None and cached[0] == expected and expected is not None:
+            return cached[1], cached[2], cached[3], cached[4]
+        for stale, candidate in ((False, _read(path)), (True, _compiled_source(path))):
+            if candidate is None:
+                continue
+            digest = hashlib.sha256(candidate).hexdigest()
+            if expected is None or digest.startswith(expected):
+                self._content[path] = (expected, candidate, digest, None, stale)
+                return candidate, digest, None, stale
+        logger.warning(
+            "path=<%s>, expected=<%s> | loaded bytes not recoverable; recording without content",
+            path,
+            expected,
+        )
+        return None, expected or "unknown", NOTE_CONTENT_MISMATCH, True
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _compiled_source(path: Path) -> bytes | None:
+    """The source the importer compiled for ``path``, as it left it in ``linecache``."""
+    entry = linecache.cache.get(str(path))
+    if entry is None or len(entry) != 4 or entry[1] is not None:
+        return None
+    return "".join(entry[2]).encode("utf-8")

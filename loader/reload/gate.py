@@ -1,0 +1,174 @@
+"""Examples as a gate: a candidate version of a file only goes live if its tools' examples pass.
+
+The loader calls ``gate_error`` with a file's freshly discovered tools before
+they reach the registry; a failure becomes the file's error (state
+``rejected``) and the last good version keeps serving. Each example runs on
+its own daemon thread so a stuck tool costs the timeout, not the loader
+(the thread cannot be killed; it is abandoned, like a stuck import).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ..status import LoadErrorInfo, LoadErrorKind
+from ..types import AgentTool, ToolExample, ToolResult
+
+__all__ = [
+    "EXAMPLE_FAILED",
+    "ExampleFailure",
+    "FailureKind",
+    "gate_error",
+    "match_output",
+    "result_output",
+    "run_example",
+    "run_examples",
+]
+
+EXAMPLE_FAILED = "ExampleFailed"
+"""The ``LoadErrorInfo.exc_type`` of a file rejected by its examples."""
+
+
+class FailureKind(StrEnum):
+    """Why an example failed."""
+
+    MISMATCH = "mismatch"  # the result differs from expected_output
+    ERROR = "error"  # the tool returned an error result
+    EXCEPTION = "exception"  # calling the tool raised
+    TIMEOUT = "timeout"  # no result within the timeout
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleFailure:
+    """The first example of a candidate that failed, with what differed."""
+
+    tool: str
+    index: int
+    example: ToolExample
+    kind: FailureKind
+    difference: str
+    actual: Any = None
+
+    def message(self) -> str:
+        """``calc example 1 ("adds"): expected 3, got 4``: one line for status records and logs."""
+        label = f"{self.tool} example {self.index}"
+        if self.example.description:
+            label += f" ({self.example.description!r})"
+        return f"{label} with {_show(self.example.params)}: {self.difference}"
+
+
+def result_output(result: ToolResult) -> Any:
+    """The value of a result to compare with ``expected_output``.
+
+    One json block gives its value; one text block its text; several blocks a list of their values.
+    """
+    values = [block.get("json", block.get("text")) for block in result.get("content", [])]
+    return values[0] if len(values) == 1 else values
+
+
+def match_output(expected: Any, actual: Any, where: str = "") -> str | None:
+    """None when ``actual`` matches ``expected``, else the first difference.
+
+    Dicts match as subsets (every expected key present with a matching value,
+    recursively); everything else by equality. A text result is also read as
+    JSON when the expected value is not a string (a tool that returns ``"4"``
+    for ``expected_output: 4``).
+    """
+    at = f" at {where}" if where else ""
+    if isinstance(actual, str) and not isinstance(expected, str):
+        try:
+            actual = json.loads(actual)
+        except ValueError:
+            return f"expected {_show(expected)}{at}, got {_show(actual)}"
+    if isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            return f"expected an object{at}, got {_show(actual)}"
+        for key, value in expected.items():
+            path = f"{where}.{key}" if where else str(key)
+            if key not in actual:
+                return f"missing key {path!r}"
+            found = match_output(value, actual[key], path)
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, bool) != isinstance(actual, bool) or expected != actual:
+        return f"expected {_show(expected)}{at}, got {_show(actual)}"
+    return None
+
+
+def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: float) -> ExampleFailure | None:
+    """Call ``tool`` with the example's params; None when the result is what the example says."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            box["result"] = tool.invoke(dict(example.params))
+        except BaseException as exc:  # reported as the example's failure
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=call, name=f"tool-loader-example-{tool.tool_name}", daemon=True)
+    worker.start()
+    if not done.wait(timeout):
+        return ExampleFailure(
+            tool.tool_name, index, example, FailureKind.TIMEOUT, f"no result within {timeout:g} s"
+        )
+    if "error" in box:
+        exc = box["error"]
+        return ExampleFailure(
+            tool.tool_name, index, example, FailureKind.EXCEPTION, f"raised {type(exc).__name__}: {exc}"
+        )
+    result: ToolResult = box["result"]
+    output = result_output(result)
+    if result.get("status") != "success":
+        return ExampleFailure(
+            tool.tool_name, index, example, FailureKind.ERROR, f"error result: {_show(output)}", output
+        )
+    if not example.has_expected_output:
+        return None
+    difference = match_output(example.expected_output, output)
+    if difference is None:
+        return None
+    return ExampleFailure(tool.tool_name, index, example, FailureKind.MISMATCH, difference, output)
+
+
+def run_examples(tools: Iterable[AgentTool], timeout: float) -> ExampleFailure | None:
+    """Run every example of every tool, in order; the first failure, or None when all pass."""
+    for tool in tools:
+        for index, example in enumerate(tool.examples):
+            failure = run_example(tool, example, index, timeout)
+            if failure is not None:
+                return failure
+    return None
+
+
+def gate_error(tools: Iterable[AgentTool], timeout: float, path: Path) -> LoadErrorInfo | None:
+    """The error that rejects a candidate version of ``path``, or None when its examples pass."""
+    candidates = list(tools)
+    failure = run_examples(candidates, timeout)
+    if failure is None:
+        return None
+    line = next((getattr(t, "source_line", None) for t in candidates if t.tool_name == failure.tool), None)
+    return LoadErrorInfo(
+        EXAMPLE_FAILED,
+        failure.message(),
+        str(path),
+        line if isinstance(line, int) else None,
+        kind=LoadErrorKind.EXAMPLE_FAILED,
+    )
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."

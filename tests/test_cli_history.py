@@ -1,0 +1,275 @@
+"""``tool-loader history``, ``diff`` and ``rollback``, and history recording in ``watch``: the real CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from support import call_text, cli_env, eventually, run_cli, write
+from test_cli_watch import LineReader
+
+from loader import ToolLoader
+from loader.history import HistoryStore, database_path
+from loader.history_recorder import HistoryRecorder
+
+CALC_V1 = '''
+from loader import tool
+
+@tool
+def calc(a: int, b: int) -> str:
+    """Add two numbers."""
+    return f"v1 {a + b}"
+'''
+
+CALC_V2 = '''
+from loader import tool
+
+@tool
+def calc(b: int) -> str:
+    """Add two numbers."""
+    return f"v2 {b}"
+'''
+
+PAIR_V1 = '''
+from loader import tool
+
+@tool
+def calc(a: int, b: int) -> str:
+    """Add two numbers."""
+    return f"v1 {a + b}"
+
+@tool
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+'''
+
+PAIR_V2_CALC_ONLY = PAIR_V1.replace("def calc(a: int, b: int)", "def calc(b: int)").replace("a + b", "b")
+PAIR_V2_BOTH = PAIR_V2_CALC_ONLY.replace("def echo(text: str)", "def echo(text: str, loud: bool = False)")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _recorded(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader], *sources: str, name: str = "calc.py"
+) -> tuple[ToolLoader, HistoryStore, Path, list[str]]:
+    """A watching loader that recorded each of ``sources`` in turn; returns the hashes, oldest first."""
+    tools = tmp_path / "tools"
+    path = write(tools / name, sources[0])
+    recorder = HistoryRecorder(tmp_path / "state")
+    loader = make_loader(tools, plugins=[recorder])
+    store = recorder.store_for(path)
+    assert store is not None
+    hashes = [_sha(path)]
+    for source in sources[1:]:
+        write(path, source)
+        hashes.append(_sha(path))
+        eventually(lambda: store.versions("calc")[0].content_hash == hashes[-1], message="version recorded")
+    return loader, store, path, hashes
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, "--dir", "tools", "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+
+
+def test_history_lists_versions_newest_first(tmp_path: Path, make_loader: Callable[..., ToolLoader]) -> None:
+    _, _, _, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2)
+    result = _cli(tmp_path, "history", "calc")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if hashes[1][:12] in line)
+    second = next(i for i, line in enumerate(lines) if hashes[0][:12] in line)
+    assert first < second
+    assert "breaking" in lines[first] and "(live)" in lines[first]
+    assert "first" in lines[second] and "(live)" not in lines[second]
+    assert "tools/calc.py" in lines[first]
+
+    as_json = json.loads(_cli(tmp_path, "history", "calc", "--json").stdout)
+    assert [v["content_hash"] for v in as_json["versions"]] == hashes[::-1]
+    assert as_json["versions"][0]["change"]["kind"] == "breaking"
+    assert as_json["versions"][0]["change"]["reasons"][0]["reason"] == "parameter 'a' removed"
+    assert as_json["versions"][1]["change"] is None
+    assert as_json["versions"][0]["replaced_at"] is None
+
+
+def test_history_without_any_record_says_where_it_looked(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    result = _cli(tmp_path, "history", "calc")
+    assert result.returncode == 2
+    assert "no tool history for tools" in result.stderr
+    assert str(database_path(tmp_path / "tools", tmp_path / "state")) in result.stderr.replace("\n", "")
+
+
+def test_history_of_an_unknown_tool_names_the_known_ones(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    _recorded(tmp_path, make_loader, CALC_V1)
+    result = _cli(tmp_path, "history", "nope")
+    assert result.returncode == 2
+    assert "no recorded versions of tool 'nope'; tools with history: calc" in result.stderr
+
+
+def test_diff_defaults_to_the_last_two(tmp_path: Path, make_loader: Callable[..., ToolLoader]) -> None:
+    _, _, _, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2, CALC_V1.replace("v1", "v3"))
+    result = _cli(tmp_path, "diff", "calc")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    # a comes back, and required: callers of the middle version break
+    assert f"calc {hashes[1][:12]} -> {hashes[2][:12]}: BREAKING: required parameter 'a' added" in out
+    assert "  breaking: required parameter 'a' added" in out
+    assert '+        "a": {' in out
+    assert "def calc" not in out  # no source without --source
+
+    explicit = _cli(tmp_path, "diff", "calc", hashes[0][:8], hashes[1][:8], "--source")
+    assert explicit.returncode == 0, explicit.stderr
+    assert f"calc {hashes[0][:12]} -> {hashes[1][:12]}: BREAKING: parameter 'a' removed" in explicit.stdout
+    assert "-def calc(a: int, b: int) -> str:" in explicit.stdout
+    assert "+def calc(b: int) -> str:" in explicit.stdout
+
+    unknown = _cli(tmp_path, "diff", "calc", "ffffffff")
+    assert unknown.returncode == 2
+    assert "no recorded version with hash 'ffffffff'" in unknown.stderr
+
+
+def test_rollback_restores_the_previous_version_and_the_loader_serves_it(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    loader, store, path, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2)
+    v1_bytes = store.find("calc", hashes[0]).content
+    assert call_text(loader, "calc", {"b": 2}) == "v2 2"
+
+    result = _cli(tmp_path, "rollback", "calc")
+    assert result.returncode == 0, result.stderr
+    assert f"rolled back calc to {hashes[0][:12]} in tools/calc.py" in result.stdout
+    assert path.read_bytes() == v1_bytes
+    backup = Path(result.stdout.split("backup of the replaced file: ")[1].strip())
+    assert backup.name == f"calc.py.bak-{hashes[1][:12]}"
+    assert not backup.is_relative_to(tmp_path / "tools")
+    assert backup.read_text() == CALC_V2.lstrip()
+    assert not [
+        p.name for p in (tmp_path / "tools").iterdir() if p.name.startswith(".")
+    ]  # no temporaries left
+
+    eventually(lambda: call_text(loader, "calc", {"a": 1, "b": 2}) == "v1 3", message="v1 serving again")
+    eventually(lambda: store.versions("calc")[0].content_hash == hashes[0], message="rollback recorded")
+
+    again = _cli(tmp_path, "rollback", "calc", "--to", hashes[0][:10])
+    assert again.returncode == 0
+    assert "already holds calc" in again.stdout
+
+
+def test_rollback_refuses_when_another_tool_in_the_file_would_change(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    loader, _, path, hashes = _recorded(tmp_path, make_loader, PAIR_V1, PAIR_V2_BOTH)
+    refused = _cli(tmp_path, "rollback", "calc")
+    assert refused.returncode == 1
+    assert "refused: rolling back calc rewrites tools/calc.py" in refused.stderr
+    assert "these tools defined in tools/calc.py would change too: echo" in refused.stderr
+    assert _sha(path) == hashes[1]  # untouched
+
+    forced = _cli(tmp_path, "rollback", "calc", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "also changed: echo" in forced.stdout
+    assert _sha(path) == hashes[0]
+    eventually(lambda: call_text(loader, "calc", {"a": 1, "b": 1}) == "v1 2")
+
+
+def test_rollback_allowed_when_other_tools_keep_their_definition(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    _, _, path, hashes = _recorded(tmp_path, make_loader, PAIR_V1, PAIR_V2_CALC_ONLY)
+    result = _cli(tmp_path, "rollback", "calc", "--to", hashes[0][:12])
+    assert result.returncode == 0, result.stderr
+    assert "also changed" not in result.stdout
+    assert _sha(path) == hashes[0]
+
+
+def test_rollback_with_a_single_version_says_so(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    _recorded(tmp_path, make_loader, CALC_V1)
+    result = _cli(tmp_path, "rollback", "calc")
+    assert result.returncode == 2
+    assert "only one recorded version" in result.stderr
+
+
+def _watch(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], LineReader]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", *extra],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out = LineReader(process.stdout)
+    out.wait_for(r"^watching tools")
+    return process, out
+
+
+def _stop(process: subprocess.Popen[str], out: LineReader) -> None:
+    process.send_signal(signal.SIGINT)
+    out.wait_for(r"^stopped watching$")
+    assert process.wait(timeout=20) == 0
+
+
+def test_watch_records_history_by_default(tmp_path: Path, private_state_dir: Path) -> None:
+    path = write(tmp_path / "tools" / "calc.py", CALC_V1)
+    first = _sha(path)
+    process, out = _watch(tmp_path)
+    try:
+        write(path, CALC_V2)
+        out.wait_for(r"updated tools/calc\.py calc")
+        _stop(process, out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    # The default state directory ($TOOL_LOADER_STATE_DIR here) holds it.
+    with HistoryStore(tmp_path / "tools", private_state_dir) as store:
+        assert [v.content_hash for v in store.versions("calc")] == [_sha(path), first]
+    listed = run_cli("history", "calc", "--dir", "tools", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)["versions"]) == 2
+
+
+def test_watch_no_history_records_nothing(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    path = write(tmp_path / "tools" / "calc.py", CALC_V1)
+    process, out = _watch(tmp_path, "--no-history", "--state-dir", str(state))
+    try:
+        write(path, CALC_V2)
+        out.wait_for(r"updated tools/calc\.py calc")
+        _stop(process, out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not database_path(tmp_path / "tools", state).exists()
+
+
+def test_watch_with_an_unusable_state_dir_says_so(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "calc.py", CALC_V1)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state directory should be\n")
+    result = run_cli("watch", "tools", "--state-dir", str(blocker), cwd=tmp_path)
+    assert result.returncode == 2
+    message = " ".join(result.stderr.split())
+    assert "cannot open the tool history" in message
+    assert "pass --state-dir, or --no-history to run without it" in message
+
+
+def test_serve_and_watch_take_the_history_and_gate_options(tmp_path: Path) -> None:
+    for command in ("watch", "serve"):
+        result = run_cli(command, "--help", cwd=tmp_path)
+        assert result.returncode == 0
+        for option in ("--no-history", "--state-dir", "--gate", "--example-timeout"):
+            assert option in result.stdout, (command, option)
