@@ -12,6 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from .errors import DuplicateToolInFileError, InvalidToolNameError, ToolLoadError
+from .spec_changes import SpecChange, SpecChangeKind
 
 __all__ = [
     "FileState",
@@ -91,6 +92,13 @@ class FileStatus:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     conflicts: tuple[tuple[str, Path], ...] = ()
+    spec_changes: tuple[tuple[str, SpecChange], ...] = ()
+    """How each tool's spec changed when this file's current version went live (kept until the next one)."""
+
+    @property
+    def breaking_changes(self) -> tuple[tuple[str, SpecChange], ...]:
+        """The tools whose last change would break a caller (a parameter removed, a tool gone...)."""
+        return tuple((name, c) for name, c in self.spec_changes if c.kind is SpecChangeKind.BREAKING)
 
 
 @dataclass(frozen=True, slots=True)

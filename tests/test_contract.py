@@ -468,3 +468,26 @@ def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_
             message="each stuck save is reported where it hangs",
         )
     assert threading.active_count() <= before + 5
+
+
+def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_loader) -> None:
+    calc = write(
+        tools_dir / "calc.py",
+        "from loader import tool\n\n@tool\ndef calc(a: int, b: int) -> int:\n    '''Add.'''\n    return a + b\n",
+    )
+    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    events: list[LoaderEvent] = []
+    ld.subscribe(events.append)
+    calc.write_text("from loader import tool\n\n@tool\ndef calc(b: int) -> int:\n    '''Add.'''\n    return b\n")
+    event = eventually(lambda: next((e for e in events if e.kind is LoaderEventKind.UPDATED), None))
+    ((name, change),) = event.status.spec_changes
+    assert name == "calc" and change.kind.value == "breaking"
+    assert any("'a'" in reason and "removed" in reason for reason in change.reasons), change.reasons
+    assert ld.file_status(calc).breaking_changes == event.status.spec_changes  # type: ignore[union-attr]
+    events.clear()
+    calc.write_text(
+        "from loader import tool\n\n@tool\ndef calc(b: int, c: int = 0) -> int:\n    '''Add.'''\n    return b + c\n"
+    )
+    event = eventually(lambda: next((e for e in events if e.kind is LoaderEventKind.UPDATED), None))
+    assert [(n, c.kind.value) for n, c in event.status.spec_changes] == [("calc", "additive")]
+    assert ld.file_status(calc).breaking_changes == ()  # type: ignore[union-attr]

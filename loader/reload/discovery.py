@@ -22,6 +22,7 @@ from ..errors import DuplicateToolInFileError, InvalidToolNameError, ToolDefinit
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
 from ..types import AgentTool
+from .config import LoaderConfig
 from .sources import is_ignored_dir
 
 __all__ = ["SourceFinder", "class_tool_args", "discover_tools", "make_plugin_manager", "notify_hook"]
@@ -32,16 +33,16 @@ _VERDICT_CACHE_LIMIT = 200_000
 
 
 def make_plugin_manager(
-    *, builtin: bool, entry_points: bool, plugins: Sequence[object], loader: Any
+    config: LoaderConfig, plugins: Sequence[object], *, loader: Any
 ) -> pluggy.PluginManager:
     """A plugin manager with the built-in plugins, entry-point plugins and ``plugins``, configured."""
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(ToolLoaderHookSpecs)
-    if builtin:
+    if config.builtin_plugins:
         names: tuple[str, ...] = importlib.import_module("loader.plugins").BUILTIN_PLUGINS
         for module_name in names:
             manager.register(importlib.import_module(module_name), name=module_name)
-    if entry_points:
+    if config.entry_point_plugins:
         try:
             manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
         except Exception:

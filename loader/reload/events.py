@@ -18,10 +18,20 @@ from typing import Any
 
 from ..names import normalise_tool_name
 from ..registry import ChangeKind, RegistryChangeSet
+from ..spec_changes import SpecChange, SpecChangeKind, compare_specs
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .file_state import FileRecord, Phase
 
-__all__ = ["Announcer", "FileOutcome", "derive_events", "event_for", "file_status", "notify_registry_changes"]
+__all__ = [
+    "Announcer",
+    "FileOutcome",
+    "derive_events",
+    "event_for",
+    "file_status",
+    "note_spec_changes",
+    "notify_registry_changes",
+    "spec_changes_by_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +116,7 @@ def file_status(record: FileRecord, owner_of: Callable[[str], Path | None]) -> F
         load_seconds=record.load_seconds,
         error=record.error,
         conflicts=tuple(sorted(conflicts)),
+        spec_changes=record.spec_changes,
     )
 
 
@@ -133,6 +144,33 @@ def event_for(status: FileStatus, before: FileStatus | None, duration: float) ->
         added=tuple(sorted(new_tools - old_tools)),
         removed=tuple(sorted(old_tools - new_tools)),
     )
+
+
+_TOOL_REMOVED = SpecChange(SpecChangeKind.BREAKING, ("tool removed",), (SpecChangeKind.BREAKING,))
+_TOOL_ADDED = SpecChange(SpecChangeKind.ADDITIVE, ("tool added",), (SpecChangeKind.ADDITIVE,))
+
+
+def note_spec_changes(records: Mapping[Path, FileRecord], committed: RegistryChangeSet | None) -> None:
+    """Keep on each file's record how its tools' specs changed in this commit (until its next one)."""
+    for source, spec_changes in spec_changes_by_file(committed).items():
+        record = records.get(source)
+        if record is not None:
+            record.spec_changes = tuple(sorted(spec_changes, key=lambda item: item[0]))
+
+
+def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list[tuple[str, SpecChange]]]:
+    """How each committed tool's spec changed, grouped by the file it comes from (or came from)."""
+    by_file: dict[Path, list[tuple[str, SpecChange]]] = {}
+    for change in committed.changes if committed is not None else ():
+        if change.source is None:
+            continue
+        if change.kind is ChangeKind.REPLACED:
+            assert change.tool is not None and change.previous is not None
+            spec_change = compare_specs(change.previous.tool_spec, change.tool.tool_spec)
+        else:
+            spec_change = _TOOL_ADDED if change.kind is ChangeKind.ADDED else _TOOL_REMOVED
+        by_file.setdefault(Path(change.source), []).append((change.name, spec_change))
+    return by_file
 
 
 def notify_registry_changes(notify: Callable[..., None], change_set: RegistryChangeSet | None) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from pathlib import Path
 
+from ..spec_changes import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
 
@@ -129,6 +130,7 @@ class FileRecord:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     grace: EmptyGrace | None = None
+    spec_changes: tuple[tuple[str, SpecChange], ...] = ()
 
     @property
     def is_removed(self) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
 from ..types import AgentTool
 from .backend import Discover, LoadBackend
+from .config import LoaderConfig
 from .file_state import FileRecord, SourceRead
 from .worker import ImportJob, ImportTimeout
 
@@ -50,15 +51,14 @@ class ImportRunner:
         discover: Discover,
         roots: tuple[Path, ...],
         *,
-        timeout: float,
-        patience: float,
+        config: LoaderConfig,
         look_again: Callable[[Path, float], None],
     ) -> None:
         self._backend = backend
         self._discover = discover
         self._roots = roots
-        self._timeout = timeout
-        self._patience = patience
+        self._timeout = config.import_timeout
+        self._patience = config.import_patience
         self._look_again = look_again
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()

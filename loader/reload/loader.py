@@ -34,7 +34,7 @@ from .batch import BatchPlan, load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
 from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
-from .events import Announcer, FileOutcome, derive_events
+from .events import Announcer, FileOutcome, derive_events, note_spec_changes
 from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .gate import gate_error
 from .imports import ImportRunner
@@ -94,19 +94,13 @@ class ToolLoader:
         )
         self._watching = False
         self._closed = False
-        self.plugin_manager = make_plugin_manager(
-            builtin=config.builtin_plugins,
-            entry_points=config.entry_point_plugins,
-            plugins=plugins,
-            loader=self,
-        )
+        self.plugin_manager = make_plugin_manager(config, plugins, loader=self)
         self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._imports = ImportRunner(
             self._backend,
             functools.partial(discover_tools, self.plugin_manager, loader=self),
             self.paths,
-            timeout=config.import_timeout,
-            patience=config.import_patience,
+            config=config,
             look_again=self._scheduler.note,
         )
         self._reconciler = Reconciler(
@@ -344,6 +338,7 @@ class ToolLoader:
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
         decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
+        note_spec_changes(self._records, committed)
         for key in decided.names:
             involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claimants(key)}
             for path in involved:
