@@ -28,6 +28,7 @@ from typing import Any
 import pluggy
 
 from ..errors import ToolDefinitionError
+from ..fingerprint import tool_set_fingerprint
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
 from ..registry import ToolRegistry
@@ -302,6 +303,10 @@ class ToolLoader:
             for p in sorted(statuses)
             if include_removed or statuses[p].state is not FileState.REMOVED
         ]
+
+    def fingerprint(self) -> str:
+        """The served tool set's sha256 (``loader.fingerprint``): equal on replicas with equal files."""
+        return tool_set_fingerprint(self.registry.snapshot(), self.status(include_removed=False))
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
