@@ -195,6 +195,7 @@ def _serve_http(
         announce_when_both()
 
     def ready(url: str) -> None:
+        _say(console, f"listening at {url}")
         listening.append(url)
         announce_when_both()
 

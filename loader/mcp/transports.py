@@ -30,8 +30,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.routing import Route, request_response
+from starlette.types import ASGIApp
 
 from ..errors import ToolLoaderError
 from .http_server import ReadyServer, header_timeout_protocol
@@ -156,11 +156,11 @@ def http_app(
     if metrics is not None:
         source = metrics
 
-        async def scrape(scope: Scope, receive: Receive, send: Send) -> None:
-            response = Response(source.render(), media_type=source.content_type)
-            await response(scope, receive, send)
+        async def scrape(_: Request) -> Response:
+            return Response(source.render(), media_type=source.content_type)
 
-        endpoint = guarded(scrape) if options.metrics_require_auth else scrape
+        # A plain function is a request endpoint to Starlette; the guard is an ASGI app around one.
+        endpoint = guarded(request_response(scrape)) if options.metrics_require_auth else scrape
         routes.append(Route(options.metrics_path, endpoint=endpoint, methods=["GET"]))
     if options.auth is not None and resource_url is not None:
         routes.extend(
