@@ -219,7 +219,6 @@ async def test_a_tool_change_rolls_through_the_fleet(
             Client(balancer) as caller,
             Client(balancer) as listener,
             listener.listen(tools_list_changed=True) as subscription,
-            anyio.create_task_group() as group,
         ):
             assert caller.protocol_version == "2026-07-28"
             listed = await caller.list_tools()
@@ -243,20 +242,27 @@ async def test_a_tool_change_rolls_through_the_fleet(
                         continue
                     roll.answers.append((str(result.meta[FINGERPRINT_META_KEY]), text_of(result)))
 
-            group.start_soon(hear)
-            group.start_soon(call_until_rolled)
-            (origin / "version.py").write_text(v2)
-            git(origin, "commit", "--quiet", "-am", "v2")
-            for sync, replica in zip(syncs, replicas, strict=True):
-                await anyio.to_thread.run_sync(sync.sync)
-                convergence.append(await wait_for_fingerprint(replica, new_fingerprint, seen))
-                if convergence[-1] is None:
-                    break
-            if all(seconds is not None for seconds in convergence):
-                with anyio.move_on_after(CONVERGENCE_DEADLINE):
-                    await heard.wait()
-            rolled.set()
-            group.cancel_scope.cancel()
+            async with anyio.create_task_group() as group:
+                group.start_soon(hear)
+                group.start_soon(call_until_rolled)
+                (origin / "version.py").write_text(v2)
+                git(origin, "commit", "--quiet", "-am", "v2")
+                for sync, replica in zip(syncs, replicas, strict=True):
+                    await anyio.to_thread.run_sync(sync.sync)
+                    convergence.append(await wait_for_fingerprint(replica, new_fingerprint, seen))
+                    if convergence[-1] is None:
+                        break
+                if None not in convergence:
+                    with anyio.move_on_after(CONVERGENCE_DEADLINE):
+                        await heard.wait()
+                rolled.set()
+                group.cancel_scope.cancel()
+            after = []
+            if None not in convergence:
+                for count in range(3 * REPLICAS):
+                    result = await caller.call_tool("version", {"caller": f"after-{count}"})
+                    assert result.meta is not None
+                    after.append((str(result.meta[FINGERPRINT_META_KEY]), text_of(result)))
         served = [call_counts(replica) for replica in replicas]
 
     figures = ", ".join("never" if s is None else f"{s * 1000:.0f} ms" for s in convergence)
@@ -278,5 +284,6 @@ async def test_a_tool_change_rolls_through_the_fleet(
     for fingerprint, text in roll.answers:
         assert fingerprint in expected, f"{fingerprint} is neither the old nor the new tool set"
         assert text.startswith(expected[fingerprint] + ":"), (fingerprint, text)
-    assert roll.answers and roll.answers[-1][0] == new_fingerprint
+    assert roll.answers, "no call was answered during the roll"
+    assert after == [(new_fingerprint, f"v2:after-{count}") for count in range(3 * REPLICAS)]
     assert all(count > 0 for count in served), f"round robin without affinity reaches every replica: {served}"

@@ -58,6 +58,11 @@ logger = logging.getLogger(__name__)
 NOTIFY_TIMEOUT = 5.0
 """Seconds one session may take to accept a list-changed notification before it is dropped."""
 
+_SETTLED_KEPT = 64  # generations whose fingerprints are remembered (calls pin older snapshots briefly)
+
+SETTLE_TIMEOUT = 1.0
+"""Seconds a result waits for the loader to publish the file statuses of a registry commit it ran on."""
+
 
 def _package_version() -> str:
     try:
@@ -146,6 +151,13 @@ class MCPToolServer:
         self._legacy_sessions: dict[int, ServerSession] = {}
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
         self._fingerprints = FingerprintCache()
+        # The loader commits the registry, then publishes file statuses (content hashes): pairing a
+        # snapshot with statuses read at another moment can give a fingerprint of neither tool set.
+        # Loader events come after both, so each generation's fingerprint is taken there, once.
+        self._settled: dict[int, str] = {}
+        if loader is not None:
+            self._settle()
+            loader.subscribe(self._settle)
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
@@ -183,10 +195,36 @@ class MCPToolServer:
         return len(self._legacy_sessions)
 
     def fingerprint(self, snapshot: RegistrySnapshot | None = None) -> str:
-        """The fingerprint of the tool set served now (or of ``snapshot``), cached between changes."""
+        """The fingerprint of the tool set served now (or of ``snapshot``).
+
+        With a loader, the value recorded when the loader published that
+        generation's file statuses; before then, the best current estimate.
+        """
         snapshot = snapshot if snapshot is not None else self._registry.snapshot()
-        statuses = self._loader.status(include_removed=False) if self._loader is not None else ()
-        return self._fingerprints(snapshot, statuses)
+        if self._loader is None:
+            return self._fingerprints(snapshot)
+        settled = self._settled.get(snapshot.generation)
+        if settled is not None:
+            return settled
+        return self._fingerprints(snapshot, self._loader.status(include_removed=False))
+
+    def _settle(self, _event: object = None) -> None:
+        """Record the fingerprint of the generation whose file statuses the loader just published."""
+        assert self._loader is not None
+        snapshot = self._registry.snapshot()
+        if snapshot.generation in self._settled:
+            return
+        value = self._fingerprints(snapshot, self._loader.status(include_removed=False))
+        recent = {g: v for g, v in self._settled.items() if g > snapshot.generation - _SETTLED_KEPT}
+        self._settled = {**recent, snapshot.generation: value}
+
+    async def _settled_fingerprint(self, snapshot: RegistrySnapshot) -> str:
+        """``fingerprint(snapshot)`` once that generation settled (waiting at most ``SETTLE_TIMEOUT``)."""
+        if self._loader is not None and snapshot.generation not in self._settled:
+            with anyio.move_on_after(SETTLE_TIMEOUT):
+                while snapshot.generation not in self._settled:
+                    await anyio.sleep(0.001)
+        return self.fingerprint(snapshot)
 
     def subscribe_calls(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call ``listener`` after every ``tools/call``; returns a function that unsubscribes."""
@@ -212,7 +250,7 @@ class MCPToolServer:
             tools = [to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
             self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
             self._listing_cache[key] = tools
-        meta = {FINGERPRINT_META_KEY: self.fingerprint(snapshot)}
+        meta = {FINGERPRINT_META_KEY: await self._settled_fingerprint(snapshot)}
         return types.ListToolsResult(tools=list(tools), _meta=meta)
 
     async def _call_tool(
@@ -225,7 +263,7 @@ class MCPToolServer:
         result = await ainvoke_nonblocking(
             snapshot, params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
         )
-        fingerprint = self.fingerprint(snapshot)
+        fingerprint = await self._settled_fingerprint(snapshot)
         spec = tool.tool_spec if tool is not None else None
         answer = to_call_tool_result(
             result, spec, protocol_version=ctx.protocol_version, meta={FINGERPRINT_META_KEY: fingerprint}
