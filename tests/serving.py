@@ -73,7 +73,7 @@ def serve_http(
     *extra: str,
     env: dict[str, str] | None = None,
     wait_ready: bool = False,
-    verbose: bool = False,
+    verbose: int = 0,
 ) -> Iterator[Served]:
     """Start ``serve DIR --transport http --port 0 EXTRA...``; yield once it listens (or is ready)."""
     process = subprocess.Popen(
@@ -81,7 +81,7 @@ def serve_http(
             sys.executable,
             "-m",
             "loader",
-            *(["-v"] if verbose else []),
+            *(["-" + "v" * verbose] if verbose else []),
             "serve",
             str(served_dir),
             "--transport",

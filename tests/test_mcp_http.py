@@ -298,7 +298,7 @@ async def test_idle_handshake_sessions_expire(served_dir: Path, tmp_path: Path) 
 
 
 async def test_stateless_mode_keeps_no_sessions(served_dir: Path, tmp_path: Path) -> None:
-    with serve_http(served_dir, tmp_path, "--stateless", wait_ready=True) as served:
+    with serve_http(served_dir, tmp_path, "--stateless", wait_ready=True, verbose=2) as served:
         opened = post_json(served.url, INITIALIZE)
         assert opened.status == 200
         assert "mcp-session-id" not in opened.headers
@@ -306,3 +306,4 @@ async def test_stateless_mode_keeps_no_sessions(served_dir: Path, tmp_path: Path
             async with Client(served.url, mode=mode) as client:  # type: ignore[arg-type]
                 result = await client.call_tool("echo", {"text": "hi"})
                 assert result.content == [types.TextContent(type="text", text="hi")]
+    assert not any("handshake-era client initialized" in line for line in served.lines)

@@ -41,6 +41,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
 
 from ..fingerprint import FingerprintCache
 from ..integrations import ainvoke_nonblocking
@@ -57,6 +58,8 @@ logger = logging.getLogger(__name__)
 
 NOTIFY_TIMEOUT = 5.0
 """Seconds one session may take to accept a list-changed notification before it is dropped."""
+
+MCP_SESSION_ID_HEADER = "mcp-session-id"
 
 _SETTLED_KEPT = 64  # generations whose fingerprints are remembered (calls pin older snapshots briefly)
 
@@ -295,6 +298,8 @@ class MCPToolServer:
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
+        if isinstance(ctx.request, Request) and MCP_SESSION_ID_HEADER not in ctx.request.headers:
+            return  # stateless HTTP: the exchange is over, nothing can reach this client later
         self._legacy_sessions[id(ctx.session)] = ctx.session
         logger.debug("sessions=<%d> | handshake-era client initialized", len(self._legacy_sessions))
 
