@@ -11,10 +11,11 @@ path sees it vanish.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["CopySync", "GitSync", "git"]
+__all__ = ["ConfigMapSync", "CopySync", "GitSync", "git"]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -93,4 +94,44 @@ class CopySync:
             temporary = self.link / f".{name}.sync"
             temporary.write_bytes(content)
             os.replace(temporary, self.link / name)
+        return sha
+
+
+class ConfigMapSync:
+    """The kubelet's layout for a ConfigMap volume, updated the way its atomic writer does it.
+
+    ``root/tools/<file>`` are symlinks to ``..data/<file>``; ``..data`` is a
+    symlink to a timestamped directory holding the files. An update writes a
+    new timestamped directory, renames a fresh ``..data_tmp`` link over
+    ``..data`` and removes the old directory.
+    """
+
+    def __init__(self, repo: Path, root: Path, *, link: str = "tools", ref: str = "main") -> None:
+        self.repo = repo
+        self.link = root / link
+        self.ref = ref
+        self.link.mkdir(parents=True, exist_ok=True)
+        self._generation = 0
+
+    def sync(self) -> str:
+        sha = git(self.repo, "rev-parse", self.ref)
+        self._generation += 1
+        payload = self.link / f"..{self._generation:04d}_{sha[:8]}"
+        payload.mkdir()
+        names = git(self.repo, "ls-tree", "--name-only", sha).splitlines()
+        for name in names:
+            content = subprocess.run(
+                ["git", "show", f"{sha}:{name}"], cwd=self.repo, capture_output=True, check=True
+            ).stdout
+            (payload / name).write_bytes(content)
+        data = self.link / "..data"
+        previous = Path(os.readlink(data)) if data.is_symlink() else None
+        temporary = self.link / "..data_tmp"
+        os.symlink(payload.name, temporary)
+        os.rename(temporary, data)
+        for name in names:
+            if not (self.link / name).is_symlink():
+                os.symlink(f"..data/{name}", self.link / name)
+        if previous is not None:
+            shutil.rmtree(self.link / previous)
         return sha

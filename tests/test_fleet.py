@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 import pytest
-from gitsync import CopySync, GitSync, git
+from gitsync import ConfigMapSync, CopySync, GitSync, git
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from serving import Served, get, serve_http
@@ -177,11 +177,15 @@ async def wait_for_fingerprint(replica: Served, wanted: str, seen: set[str]) -> 
     return None
 
 
-@pytest.mark.parametrize("delivery", ["git-sync", "copy"])
+PUBLISHERS = {"git-sync": GitSync, "configmap": ConfigMapSync, "copy": CopySync}
+
+
+@pytest.mark.parametrize("delivery", list(PUBLISHERS))
 async def test_a_tool_change_rolls_through_the_fleet(
     delivery: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``git-sync``: each replica watches the flipped symlink; ``copy``: a plain folder, files renamed in."""
+    """``git-sync``: each replica watches the flipped symlink; ``configmap``: the kubelet's ``..data`` swap;
+    ``copy``: a plain folder, files renamed in."""
     if shutil.which("haproxy") is None:
         pytest.skip("haproxy is not on PATH (apt-get install haproxy; .ci/run installs it)")
     v1, v2 = TOOL.format(version="v1"), TOOL.format(version="v2")
@@ -196,7 +200,7 @@ async def test_a_tool_change_rolls_through_the_fleet(
     (origin / "version.py").write_text(v1)
     git(origin, "add", "version.py")
     git(origin, "commit", "--quiet", "-m", "v1")
-    publisher = GitSync if delivery == "git-sync" else CopySync
+    publisher = PUBLISHERS[delivery]
     syncs = [publisher(origin, tmp_path / f"replica-{index}") for index in range(REPLICAS)]
     for sync in syncs:
         sync.sync()
