@@ -255,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 _serve_http(args, server, loader, console, dirs)
     finally:
+        server.close()
         loader.close()
         loader.registry.close()
     return 0

@@ -43,10 +43,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Sub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from ..fingerprint import FingerprintCache
 from ..integrations import ainvoke_nonblocking
 from ..registry import RegistryChangeSet, RegistrySnapshot, ToolRegistry
 from ..types import AgentTool, new_tool_use_id
+from .fingerprints import GenerationFingerprints
 from .wire import FINGERPRINT_META_KEY, to_call_tool_result, to_mcp_tool
 
 if TYPE_CHECKING:
@@ -60,11 +60,6 @@ NOTIFY_TIMEOUT = 5.0
 """Seconds one session may take to accept a list-changed notification before it is dropped."""
 
 MCP_SESSION_ID_HEADER = "mcp-session-id"
-
-_SETTLED_KEPT = 64  # generations whose fingerprints are remembered (calls pin older snapshots briefly)
-
-SETTLE_TIMEOUT = 1.0
-"""Seconds a result waits for the loader to publish the file statuses of a registry commit it ran on."""
 
 
 def _package_version() -> str:
@@ -153,14 +148,7 @@ class MCPToolServer:
         self._listen = ListenHandler(self._bus)
         self._legacy_sessions: dict[int, ServerSession] = {}
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
-        self._fingerprints = FingerprintCache()
-        # The loader commits the registry, then publishes file statuses (content hashes): pairing a
-        # snapshot with statuses read at another moment can give a fingerprint of neither tool set.
-        # Loader events come after both, so each generation's fingerprint is taken there, once.
-        self._settled: dict[int, str] = {}
-        if loader is not None:
-            self._settle()
-            loader.subscribe(self._settle)
+        self._fingerprints = GenerationFingerprints(registry, loader)
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
@@ -198,36 +186,12 @@ class MCPToolServer:
         return len(self._legacy_sessions)
 
     def fingerprint(self, snapshot: RegistrySnapshot | None = None) -> str:
-        """The fingerprint of the tool set served now (or of ``snapshot``).
+        """The fingerprint of the tool set served now (or of ``snapshot``)."""
+        return self._fingerprints(snapshot if snapshot is not None else self._registry.snapshot())
 
-        With a loader, the value recorded when the loader published that
-        generation's file statuses; before then, the best current estimate.
-        """
-        snapshot = snapshot if snapshot is not None else self._registry.snapshot()
-        if self._loader is None:
-            return self._fingerprints(snapshot)
-        settled = self._settled.get(snapshot.generation)
-        if settled is not None:
-            return settled
-        return self._fingerprints(snapshot, self._loader.status(include_removed=False))
-
-    def _settle(self, _event: object = None) -> None:
-        """Record the fingerprint of the generation whose file statuses the loader just published."""
-        assert self._loader is not None
-        snapshot = self._registry.snapshot()
-        if snapshot.generation in self._settled:
-            return
-        value = self._fingerprints(snapshot, self._loader.status(include_removed=False))
-        recent = {g: v for g, v in self._settled.items() if g > snapshot.generation - _SETTLED_KEPT}
-        self._settled = {**recent, snapshot.generation: value}
-
-    async def _settled_fingerprint(self, snapshot: RegistrySnapshot) -> str:
-        """``fingerprint(snapshot)`` once that generation settled (waiting at most ``SETTLE_TIMEOUT``)."""
-        if self._loader is not None and snapshot.generation not in self._settled:
-            with anyio.move_on_after(SETTLE_TIMEOUT):
-                while snapshot.generation not in self._settled:
-                    await anyio.sleep(0.001)
-        return self.fingerprint(snapshot)
+    def close(self) -> None:
+        """Stop following the loader (the server keeps answering from the registry)."""
+        self._fingerprints.close()
 
     def subscribe_calls(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call ``listener`` after every ``tools/call``; returns a function that unsubscribes."""
@@ -253,7 +217,7 @@ class MCPToolServer:
             tools = [to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
             self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
             self._listing_cache[key] = tools
-        meta = {FINGERPRINT_META_KEY: await self._settled_fingerprint(snapshot)}
+        meta = {FINGERPRINT_META_KEY: await self._fingerprints.settled(snapshot)}
         return types.ListToolsResult(tools=list(tools), _meta=meta)
 
     async def _call_tool(
@@ -266,7 +230,7 @@ class MCPToolServer:
         result = await ainvoke_nonblocking(
             snapshot, params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
         )
-        fingerprint = await self._settled_fingerprint(snapshot)
+        fingerprint = await self._fingerprints.settled(snapshot)
         spec = tool.tool_spec if tool is not None else None
         answer = to_call_tool_result(
             result, spec, protocol_version=ctx.protocol_version, meta={FINGERPRINT_META_KEY: fingerprint}
