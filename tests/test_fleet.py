@@ -167,11 +167,16 @@ EMPTY_TOOL_SET = tool_set_fingerprint(ToolRegistry().snapshot())
 
 
 async def wait_for_fingerprint(replica: Served, wanted: str, seen: set[str]) -> float | None:
-    """Seconds until ``replica`` reports ``wanted`` (None after the deadline); every fingerprint seen is kept."""
+    """Seconds until ``replica`` reports ``wanted``; None after the deadline or once it lost every tool.
+
+    The roll only changes a tool, so an empty tool set is never a valid state: no need to wait on.
+    """
     started = time.monotonic()
     with anyio.move_on_after(CONVERGENCE_DEADLINE):
         while (fingerprint := await ready_fingerprint(replica)) != wanted:
             seen.add(fingerprint)
+            if fingerprint == EMPTY_TOOL_SET:
+                return None
             await anyio.sleep(0.005)
         return time.monotonic() - started
     return None
