@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=10.0,
         metavar="SECONDS",
-        help="close connections that take longer to send request headers (default: 10)",
+        help="close connections that take longer to send request headers (default: 10; 0: no limit)",
     )
     http.add_argument(
         "--keep-alive-timeout",
@@ -133,7 +133,7 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
         path=args.path,
         stateless=args.stateless,
         session_idle_timeout=args.session_idle_timeout or None,
-        header_timeout=args.header_timeout,
+        header_timeout=args.header_timeout or None,
         keep_alive_timeout=args.keep_alive_timeout,
         health_path=args.health_path,
         ready_path=args.ready_path,

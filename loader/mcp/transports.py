@@ -65,8 +65,8 @@ class HttpOptions:
     """The SDK's stateless HTTP mode: no sessions, so any replica can answer any request."""
     session_idle_timeout: float | None = 1800.0
     """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless)."""
-    header_timeout: float = 10.0
-    """Seconds a connection may take to send complete request headers."""
+    header_timeout: float | None = 10.0
+    """Seconds a connection may take to send complete request headers (None: no limit)."""
     keep_alive_timeout: int = 5
     """Seconds an idle keep-alive connection stays open."""
     health_path: str = "/healthz"
@@ -223,7 +223,7 @@ async def serve_http(
         log_level="warning",
         timeout_graceful_shutdown=2,
         timeout_keep_alive=options.keep_alive_timeout,
-        http=header_timeout_protocol(options.header_timeout),
+        http=header_timeout_protocol(options.header_timeout) if options.header_timeout else "h11",
         lifespan="on",
     )
     ready_server = ReadyServer(config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None)
