@@ -7,12 +7,15 @@ no network are needed; the test is skipped only when the package is absent.
 from __future__ import annotations
 
 import copy
-import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from serving import serve_http
+from support import write
 
 from loader.cli import build_parser
 
@@ -81,23 +84,43 @@ def test_git_sync_shares_an_empty_dir_with_the_server() -> None:
     assert shared & {mount["name"] for mount in found["tool-loader"]["volumeMounts"]} == {"tools"}
 
 
+def instructions() -> dict[str, Any]:
+    """deploy/Dockerfile parsed by Docker's own parser (the ``dockerfile`` package); last one of each kind."""
+    dockerfile = pytest.importorskip("dockerfile", reason="dockerfile (Docker's parser) is not installed")
+    return {command.cmd: command for command in dockerfile.parse_file(str(DEPLOY / "Dockerfile"))}
+
+
 def dockerfile_instruction(name: str) -> list[str]:
     """A JSON-form instruction of deploy/Dockerfile as its argument list."""
-    for line in (DEPLOY / "Dockerfile").read_text().splitlines():
-        if line.startswith(name + " "):
-            return list(json.loads(line[len(name) + 1 :]))
-    raise AssertionError(f"no {name} in deploy/Dockerfile")
+    command = instructions()[name]
+    assert command.json, f"{name} should use the JSON (exec) form so signals reach tool-loader"
+    return list(command.value)
 
 
 def test_the_dockerfile_runs_serve_as_a_non_root_user_with_a_healthcheck() -> None:
-    text = (DEPLOY / "Dockerfile").read_text()
-    base = next(line.split()[1] for line in text.splitlines() if line.startswith("FROM "))
+    found = instructions()
+    base = found["FROM"].value[0]
     assert base.startswith("python:") and base.endswith("-slim")
-    user = next(line.split()[1] for line in text.splitlines() if line.startswith("USER "))
-    assert user.split(":")[0] not in ("0", "root")
-    assert "HEALTHCHECK" in text and "/healthz" in text
+    assert found["USER"].value[0].split(":")[0] not in ("0", "root")
     entrypoint = dockerfile_instruction("ENTRYPOINT")
-    assert entrypoint[:2] == ["tool-loader", "serve"]
+    assert shlex.join(entrypoint).startswith("tool-loader serve --transport http --host 0.0.0.0")
     args = build_parser().parse_args([*entrypoint[1:], *dockerfile_instruction("CMD")])
     assert (args.transport, args.host, args.port) == ("http", "0.0.0.0", 8000)
-    assert shlex.join(entrypoint).startswith("tool-loader serve --transport http --host 0.0.0.0")
+    assert found["HEALTHCHECK"].value[0] == "CMD"
+
+
+def test_the_healthcheck_command_passes_on_a_live_server_and_fails_without_one(
+    tmp_path: Path, tools_dir: Path
+) -> None:
+    """The image's HEALTHCHECK, run here against a real ``serve`` (its port swapped for a free one)."""
+    command = [
+        sys.executable if part == "python" else part for part in dockerfile_instruction("HEALTHCHECK")[1:]
+    ]
+    write(
+        tools_dir / "echo.py",
+        "from loader import tool\n\n@tool\ndef echo(text: str) -> str:\n    return text\n",
+    )
+    with serve_http(tools_dir, tmp_path, wait_ready=True) as served:
+        live = [part.replace("127.0.0.1:8000", f"127.0.0.1:{served.port}") for part in command]
+        assert subprocess.run(live, capture_output=True, timeout=30, check=False).returncode == 0
+    assert subprocess.run(live, capture_output=True, timeout=30, check=False).returncode != 0
