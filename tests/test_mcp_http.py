@@ -238,6 +238,14 @@ def test_a_non_loopback_host_without_auth_is_refused(
     assert "--auth-token-file" in err
 
 
+def test_metrics_auth_without_tokens_is_a_usage_error(
+    served_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOL_LOADER_AUTH_TOKEN_FILE", raising=False)
+    assert main(["serve", str(served_dir), "--transport", "http", "--metrics-auth"]) == 2
+    assert "--metrics-auth needs tokens" in " ".join(capsys.readouterr().err.split())
+
+
 def test_an_empty_token_file_is_a_usage_error(
     served_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -117,6 +117,10 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
     from ..mcp.transports import HttpOptions, is_loopback
 
     verifier = None
+    if args.metrics_auth and args.auth_token_file is None:
+        raise UsageError(
+            f"--metrics-auth needs tokens: give --auth-token-file PATH (or {AUTH_TOKEN_FILE_ENV})"
+        )
     if args.auth_token_file is not None:
         try:
             verifier = TokenFileVerifier(args.auth_token_file)
