@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from ..status import FileState, LoaderEvent, LoaderEventKind
-from .server import CallRecord, MCPToolServer
+from .server import CallOutcome, CallRecord, MCPToolServer
 
 __all__ = ["CONTENT_TYPE", "ServeMetrics"]
 
@@ -104,7 +104,7 @@ class ServeMetrics:
 
     def _on_call(self, record: CallRecord) -> None:
         # An unknown name is one label value, so clients cannot grow the label set at will.
-        tool = record.tool if record.outcome != "unknown_tool" else "(unknown)"
+        tool = record.tool if record.outcome is not CallOutcome.UNKNOWN_TOOL else "(unknown)"
         self.calls.labels(tool=tool, outcome=str(record.outcome)).inc()
         self.call_seconds.labels(tool=tool).observe(record.seconds)
 
