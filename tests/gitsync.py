@@ -14,8 +14,9 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["ConfigMapSync", "CopySync", "GitSync", "git"]
+__all__ = ["ConfigMapSync", "CopySync", "GitSync", "Publisher", "git"]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -32,6 +33,14 @@ def git(cwd: Path, *args: str) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} in {cwd} failed: {done.stderr.strip()}")
     return done.stdout.strip()
+
+
+class Publisher(Protocol):
+    """Publishes a repository's ``ref`` under ``link`` in one way, one ``sync()`` at a time."""
+
+    link: Path
+
+    def sync(self) -> str: ...
 
 
 class GitSync:

@@ -16,7 +16,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 import pytest
-from gitsync import ConfigMapSync, CopySync, GitSync, git
+from gitsync import ConfigMapSync, CopySync, GitSync, Publisher, git
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from serving import Served, get, serve_http
@@ -182,7 +182,11 @@ async def wait_for_fingerprint(replica: Served, wanted: str, seen: set[str]) -> 
     return None
 
 
-PUBLISHERS = {"git-sync": GitSync, "configmap": ConfigMapSync, "copy": CopySync}
+PUBLISHERS: dict[str, Callable[[Path, Path], Publisher]] = {
+    "git-sync": GitSync,
+    "configmap": ConfigMapSync,
+    "copy": CopySync,
+}
 
 
 @pytest.mark.parametrize("delivery", list(PUBLISHERS))

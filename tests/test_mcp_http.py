@@ -311,7 +311,7 @@ async def test_stateless_mode_keeps_no_sessions(served_dir: Path, tmp_path: Path
         assert opened.status == 200
         assert "mcp-session-id" not in opened.headers
         for mode in ("legacy", "auto"):
-            async with Client(served.url, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(served.url, mode=mode) as client:
                 result = await client.call_tool("echo", {"text": "hi"})
                 assert result.content == [types.TextContent(type="text", text="hi")]
     assert not any("handshake-era client initialized" in line for line in served.lines)
