@@ -83,7 +83,7 @@ def _ours(count: int, reps: int, base: Any) -> dict[str, Any]:
         try:
             from mcp import Client
 
-            from loader.mcp_server import MCPToolServer
+            from loader.mcp import MCPToolServer
         except ImportError as exc:
             out["mcp_error"] = f"{type(exc).__name__}: {exc}"
             return out

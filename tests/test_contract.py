@@ -444,7 +444,9 @@ def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_load
     config = replace(FAST, import_timeout=60.0, rescan_interval=0)
     ld = make_loader(tools_dir, config=config)
     hang = write(tools_dir / "hang.py", "import time\nwhile True:\n    time.sleep(0.01)\n")
-    eventually(lambda: [p.path for p in ld.imports_in_progress()] == [hang], message="hang.py shown as importing")
+    eventually(
+        lambda: [p.path for p in ld.imports_in_progress()] == [hang], message="hang.py shown as importing"
+    )
     write(tools_dir / "ok.py", function_tool_source("ok", "return 'v2'"))
     eventually(lambda: _text_is(ld, "ok", "v2"), message="the other file's edit is served")
     assert [p.path for p in ld.imports_in_progress()] == [hang], "the edit showed while hang.py still imports"
@@ -461,10 +463,12 @@ def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_
     for round_ in range(12):
         stuck.write_text("import time\n" + "\n" * (2 * round_) + "while True:\n    time.sleep(0.01)\n")
         eventually(
-            lambda r=round_: (s := ld.file_status(stuck)) is not None
-            and s.state is FileState.STUCK
-            and s.error is not None
-            and s.error.line in (2 * r + 2, 2 * r + 3),
+            lambda r=round_: (
+                (s := ld.file_status(stuck)) is not None
+                and s.state is FileState.STUCK
+                and s.error is not None
+                and s.error.line in (2 * r + 2, 2 * r + 3)
+            ),
             message="each stuck save is reported where it hangs",
         )
     assert threading.active_count() <= before + 5
@@ -478,7 +482,9 @@ def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_l
     ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
     events: list[LoaderEvent] = []
     ld.subscribe(events.append)
-    calc.write_text("from loader import tool\n\n@tool\ndef calc(b: int) -> int:\n    '''Add.'''\n    return b\n")
+    calc.write_text(
+        "from loader import tool\n\n@tool\ndef calc(b: int) -> int:\n    '''Add.'''\n    return b\n"
+    )
     event = eventually(lambda: next((e for e in events if e.kind is LoaderEventKind.UPDATED), None))
     ((name, change),) = event.status.spec_changes
     assert name == "calc" and change.kind.value == "breaking"

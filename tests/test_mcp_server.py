@@ -23,8 +23,8 @@ from mcp.server import Server
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel
 
-from loader.mcp_server import MCPToolServer, format_change_set, to_call_tool_result, to_mcp_tool
-from loader.registry import RegistryChangeSet, ToolRegistry
+from loader.mcp import FINGERPRINT_META_KEY, MCPToolServer, to_call_tool_result, to_mcp_tool
+from loader.registry import ToolRegistry
 from loader.tools.function_tool import FunctionTool
 from loader.types import ToolResult, ToolSpec
 
@@ -425,39 +425,60 @@ async def test_a_changed_tool_is_called_in_its_new_version(
     assert result.content == [types.TextContent(type="text", text="HELLO ADA")]
 
 
-async def test_a_closed_legacy_session_is_forgotten(server: MCPToolServer, registry: ToolRegistry) -> None:
+async def test_a_closed_legacy_session_is_forgotten_at_the_next_announcement(
+    server: MCPToolServer, registry: ToolRegistry
+) -> None:
+    """The SDK has no public end-of-connection hook: a failed notification is how we learn of it."""
     async with legacy_client(server) as (_, notes):
         await until(lambda: server.handshake_sessions == 1)
-    await until(lambda: server.handshake_sessions == 0)
     async with legacy_client(server) as (_, notes):
+        await until(lambda: server.handshake_sessions == 2)
         await in_thread(registry.unregister, "add")
         await until(notes.tools_changed)
+        await until(lambda: server.handshake_sessions == 1)
 
 
-# -- status lines --------------------------------------------------------------
+# -- protocol hygiene and fingerprints ---------------------------------------------
 
 
-def test_change_sets_read_as_one_line() -> None:
-    registry = ToolRegistry()
-    seen: list[RegistryChangeSet] = []
-    registry.subscribe(seen.append)
-    registry.register(FunctionTool(add))
-    registry.register(FunctionTool(greet))
-    with registry.batch() as batch:
-        batch.register(FunctionTool(mul))
-        batch.replace(FunctionTool(add))
-        batch.unregister("greet")
-    assert [format_change_set(change_set) for change_set in seen] == [
-        "tools changed (generation 1): +add",
-        "tools changed (generation 2): +greet",
-        "tools changed (generation 3): +mul ~add -greet",
-    ]
+def test_non_finite_floats_become_null_in_text_and_structured_content() -> None:
+    result: ToolResult = {
+        "toolUseId": "t3",
+        "status": "success",
+        "content": [{"json": {"inf": float("inf"), "values": [1.5, float("nan"), float("-inf")]}}],
+    }
+    mapped = to_call_tool_result(result, None, protocol_version=MODERN)
+    block = mapped.content[0]
+    assert isinstance(block, types.TextContent)
+    expected = {"inf": None, "values": [1.5, None, None]}
+    assert json.loads(block.text) == expected
+    assert "Infinity" not in block.text and "NaN" not in block.text
+    assert mapped.structured_content == expected
+    wire = mapped.model_dump_json(by_alias=True)
+    assert json.loads(wire)["structuredContent"] == expected
 
 
-async def test_status_lines_follow_the_registry_while_serving(registry: ToolRegistry) -> None:
-    lines: list[str] = []
-    server = MCPToolServer(registry, status=lines.append)
-    with server.status_reporting():
-        await in_thread(registry.unregister, "greet")
-    await in_thread(registry.unregister, "add")
-    assert lines == ["tools changed (generation 4): -greet"]
+def returns_infinity() -> float:
+    """Divide by zero the IEEE way."""
+    return float("inf")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_every_listing_and_call_carries_the_tool_set_fingerprint(
+    server: MCPToolServer, registry: ToolRegistry, mode: str
+) -> None:
+    async with Client(server.server, mode=mode) as client:
+        listed = await client.list_tools()
+        assert listed.meta is not None
+        before = listed.meta[FINGERPRINT_META_KEY]
+        assert before == server.fingerprint() and len(before) == 64
+        called = await client.call_tool("add", {"a": 1, "b": 2})
+        assert called.meta is not None and called.meta[FINGERPRINT_META_KEY] == before
+        await in_thread(registry.register, FunctionTool(returns_infinity))
+        after = (await client.list_tools()).meta
+        assert after is not None and after[FINGERPRINT_META_KEY] not in (before, None)
+        infinite = await client.call_tool("returns_infinity", {})
+        assert (
+            infinite.meta is not None and infinite.meta[FINGERPRINT_META_KEY] == after[FINGERPRINT_META_KEY]
+        )
+        assert not infinite.is_error

@@ -239,7 +239,7 @@ def http_server(served_dir: Path, cwd: Path, *extra: str) -> Iterator[tuple[str,
         assert process.stderr is not None
         for line in process.stderr:
             lines.append(line.rstrip("\n"))
-            if " at http://" in line:
+            if " tools at http://" in line:
                 found.set()
         found.set()
 
@@ -247,7 +247,9 @@ def http_server(served_dir: Path, cwd: Path, *extra: str) -> Iterator[tuple[str,
     reader.start()
     try:
         assert found.wait(DEADLINE), lines
-        match = next((re.search(r" at (http://\S+)$", line) for line in lines if " at http://" in line), None)
+        match = next(
+            (re.search(r" at (http://\S+)$", line) for line in lines if " tools at http://" in line), None
+        )
         assert match is not None, lines
         yield match.group(1), lines
     finally:

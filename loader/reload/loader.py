@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..registry import ToolRegistry
+from ..fingerprint import FingerprintCache
+from ..registry import RegistrySnapshot, ToolRegistry
 from ..status import (
     FileState,
     FileStatus,
@@ -81,6 +82,8 @@ class ToolLoader:
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
         self._statuses: dict[Path, FileStatus] = {}
+        self._published: tuple[RegistrySnapshot, dict[Path, FileStatus]] = (self.registry.snapshot(), {})
+        self._fingerprints = FingerprintCache()
         self._announcer = Announcer(lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs))
         self._apply_lock = threading.RLock()
         self._scheduler = ChangeScheduler(
@@ -192,6 +195,11 @@ class ToolLoader:
         """One record per source file seen, sorted by path."""
         shown = sorted(self._statuses.items())
         return [s for _, s in shown if include_removed or s.state is not FileState.REMOVED]
+
+    def fingerprint(self) -> str:
+        """sha256 of the tool set as last committed: equal on replicas that loaded equal files."""
+        snapshot, statuses = self._published
+        return self._fingerprints(snapshot, statuses.values())
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
@@ -346,4 +354,5 @@ class ToolLoader:
                     outcomes[path] = FileOutcome(self._statuses.get(path))
         changed, events = derive_events(outcomes, self._records, self._ownership.owner)
         self._statuses = {**self._statuses, **changed}
+        self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
         self._announcer.announce(committed, events, outcomes)

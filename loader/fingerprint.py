@@ -1,0 +1,90 @@
+"""A content fingerprint of a tool set: equal on every replica that loaded equal files.
+
+Replicas behind a load balancer may be one sync apart; comparing fingerprints
+tells an operator (or a client, from a result's ``_meta``) which tool set
+answered. The fingerprint covers the sorted tool names, each tool's spec as
+canonical JSON and the content hash of the file defining it. Paths are left
+out on purpose: every replica may watch a different folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from .status import FileStatus
+from .types import ToolSpec
+
+__all__ = ["FingerprintCache", "content_hashes", "tool_set_fingerprint"]
+
+
+class ToolSet(Protocol):
+    """What a fingerprint reads from a registry snapshot (``RegistrySnapshot`` fits)."""
+
+    @property
+    def generation(self) -> int: ...
+
+    def names(self) -> tuple[str, ...]: ...
+
+    def source_of(self, name: str) -> str | None: ...
+
+    def specs(self) -> list[ToolSpec]: ...
+
+
+def content_hashes(statuses: Iterable[FileStatus]) -> dict[str, str | None]:
+    """Source path (as the registry records it) to the hash of the bytes last loaded from it."""
+    return {str(status.path): status.content_hash for status in statuses}
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+def _file_hashes(tools: ToolSet, hashes: Mapping[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+    return tuple((name, hashes.get(tools.source_of(name) or "")) for name in tools.names())
+
+
+def tool_set_fingerprint(tools: ToolSet, statuses: Iterable[FileStatus] = ()) -> str:
+    """The sha256 (hex) of the tool set: names, specs, and defining files' content hashes.
+
+    Args:
+        tools: A registry snapshot.
+        statuses: The loader's file statuses (``ToolLoader.status()``); without
+            them only names and specs count.
+    """
+    return _digest(tools, _file_hashes(tools, content_hashes(statuses)))
+
+
+def _digest(tools: ToolSet, file_hashes: tuple[tuple[str, str | None], ...]) -> str:
+    specs = {spec["name"]: spec for spec in tools.specs()}
+    digest = hashlib.sha256()
+    for name, file_hash in file_hashes:
+        digest.update(_canonical([name, specs.get(name), file_hash]))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+class FingerprintCache:
+    """Recomputes a fingerprint only when the tools or their files' hashes changed.
+
+    The loader publishes file statuses just after the registry commit, so
+    the key holds the hashes too, not only the generation: a fingerprint
+    taken in between is never kept past the statuses' update.
+    """
+
+    def __init__(self) -> None:
+        # One attribute, swapped whole, so threads never pair a key with another key's value.
+        self._cached: tuple[tuple[int, tuple[tuple[str, str | None], ...]], str] | None = None
+
+    def __call__(self, tools: ToolSet, statuses: Iterable[FileStatus] = ()) -> str:
+        """The fingerprint of ``tools`` (as ``tool_set_fingerprint``), cached per tool set."""
+        file_hashes = _file_hashes(tools, content_hashes(statuses))
+        key = (tools.generation, file_hashes)
+        cached = self._cached
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        value = _digest(tools, file_hashes)
+        self._cached = (key, value)
+        return value

@@ -1,0 +1,76 @@
+"""Which fingerprint belongs to which registry generation, for results that name the tool set answering.
+
+The loader commits the registry first and publishes the file statuses
+(content hashes) just after, so a snapshot paired with statuses read at
+another moment can give the fingerprint of neither tool set: an answer from
+the old code labelled with the new fingerprint, or the reverse. The loader's
+events come after both, so each generation's fingerprint is taken there, once,
+and a result waits briefly for its generation to settle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..fingerprint import FingerprintCache
+from ..registry import RegistrySnapshot, ToolRegistry
+
+if TYPE_CHECKING:
+    from ..reload.loader import ToolLoader
+
+__all__ = ["SETTLE_TIMEOUT", "GenerationFingerprints"]
+
+SETTLE_TIMEOUT = 1.0
+"""Seconds a result waits for the loader to publish the statuses of the registry generation it ran on."""
+
+_KEPT = 64  # generations remembered: calls pin older snapshots, briefly
+
+
+class GenerationFingerprints:
+    """Fingerprints per registry generation; without a loader, names and specs only (nothing to wait for)."""
+
+    def __init__(self, registry: ToolRegistry, loader: ToolLoader | None) -> None:
+        self._registry = registry
+        self._loader = loader
+        self._cache = FingerprintCache()
+        self._settled: dict[int, str] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        if loader is not None:
+            self._settle()
+            self._unsubscribe = loader.subscribe(self._settle)
+
+    def __call__(self, snapshot: RegistrySnapshot) -> str:
+        """The fingerprint of ``snapshot``: as recorded when it settled, else the best current estimate."""
+        if self._loader is None:
+            return self._cache(snapshot)
+        settled = self._settled.get(snapshot.generation)
+        if settled is not None:
+            return settled
+        return self._cache(snapshot, self._loader.status(include_removed=False))
+
+    async def settled(self, snapshot: RegistrySnapshot) -> str:
+        """The fingerprint of ``snapshot`` once its generation settled (at most ``SETTLE_TIMEOUT`` later)."""
+        if self._loader is not None and snapshot.generation not in self._settled:
+            with anyio.move_on_after(SETTLE_TIMEOUT):
+                while snapshot.generation not in self._settled:
+                    await anyio.sleep(0.001)
+        return self(snapshot)
+
+    def close(self) -> None:
+        """Stop following the loader."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _settle(self, _event: object = None) -> None:
+        """Record the fingerprint of the generation whose file statuses the loader just published."""
+        assert self._loader is not None
+        snapshot = self._registry.snapshot()
+        if snapshot.generation in self._settled:
+            return
+        value = self._cache(snapshot, self._loader.status(include_removed=False))
+        recent = {g: v for g, v in self._settled.items() if g > snapshot.generation - _KEPT}
+        self._settled = {**recent, snapshot.generation: value}

@@ -1,0 +1,78 @@
+"""What a replica tells its orchestrator: is it alive, is it ready, which tool set does it serve.
+
+Typed facts only (``ReadyReport``); the HTTP transport turns them into
+``/healthz`` and ``/readyz`` responses.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from ..status import FileState
+from .server import MCPToolServer
+
+__all__ = ["MetricsSource", "Readiness", "ReadyReport"]
+
+_FAILED_STATES = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
+
+
+class MetricsSource(Protocol):
+    """What ``/metrics`` serves (``metrics.ServeMetrics`` fits); the transport never imports prometheus."""
+
+    @property
+    def content_type(self) -> str: ...
+
+    def render(self) -> bytes: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyReport:
+    """The body of ``/readyz``."""
+
+    ready: bool
+    fingerprint: str
+    tools: int
+    failed_files: int
+    generation: int
+    scanned: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Readiness:
+    """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed)."""
+
+    def __init__(self, server: MCPToolServer, *, requires_clean: bool = False, scanned: bool = False) -> None:
+        self._server = server
+        self._requires_clean = requires_clean
+        self._scanned = threading.Event()
+        if scanned:
+            self._scanned.set()
+
+    def mark_scanned(self) -> None:
+        """The initial scan is over: from now on the replica may take traffic."""
+        self._scanned.set()
+
+    @property
+    def scanned(self) -> bool:
+        return self._scanned.is_set()
+
+    def report(self) -> ReadyReport:
+        """The facts ``/readyz`` answers with, taken from one registry snapshot."""
+        snapshot = self._server.registry.snapshot()
+        loader = self._server.loader
+        statuses = loader.status(include_removed=False) if loader is not None else []
+        failed = sum(1 for status in statuses if status.state in _FAILED_STATES)
+        scanned = self.scanned
+        ready = scanned and not (self._requires_clean and failed)
+        return ReadyReport(
+            ready=ready,
+            fingerprint=self._server.fingerprint(snapshot),
+            tools=len(snapshot),
+            failed_files=failed,
+            generation=snapshot.generation,
+            scanned=scanned,
+        )

@@ -1,0 +1,343 @@
+"""A Model Context Protocol server over a ``ToolRegistry``, for both protocol eras of the MCP SDK 2.x.
+
+``tools/list`` is answered from the registry (never the disk); ``tools/call``
+goes through ``registry`` calls (sync tool bodies in worker threads, so a slow
+tool never holds up other calls). Every registry change set is announced to
+every connected client, once, however it connects:
+
+* 2026-07-28 clients listen on ``subscriptions/listen``: we publish
+  ``ToolsListChanged`` on the server's subscription bus.
+* Handshake-era clients (2024-11-05 .. 2025-11-25) get
+  ``notifications/tools/list_changed`` on their session's standalone channel.
+
+``tools.listChanged`` is advertised in both eras: the SDK derives it from the
+listen handler for 2026-07-28 and from ``NotificationOptions`` (default off)
+for the handshake, which our server subclass turns on.
+
+Every ``tools/list`` and ``tools/call`` result carries the tool-set
+fingerprint in ``_meta["tool-loader/fingerprint"]``, so a client behind a
+load balancer can tell which tool set answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+
+from ..integrations import ainvoke_nonblocking
+from ..registry import RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from ..types import AgentTool, new_tool_use_id
+from .fingerprints import GenerationFingerprints
+from .wire import FINGERPRINT_META_KEY, to_call_tool_result, to_mcp_tool
+
+if TYPE_CHECKING:
+    from ..reload.loader import ToolLoader
+
+__all__ = ["CallOutcome", "CallRecord", "MCPToolServer"]
+
+logger = logging.getLogger(__name__)
+
+NOTIFY_TIMEOUT = 5.0
+"""Seconds one session may take to accept a list-changed notification before it is dropped."""
+
+MCP_SESSION_ID_HEADER = "mcp-session-id"
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("tool-loader")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+class CallOutcome(StrEnum):
+    """How a ``tools/call`` ended."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+    UNKNOWN_TOOL = "unknown_tool"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One answered ``tools/call``, for metrics and logs."""
+
+    tool: str
+    """The tool's registered name, or the requested name when no such tool exists."""
+    outcome: CallOutcome
+    seconds: float
+    fingerprint: str
+
+
+def _in_name_order(snapshot: RegistrySnapshot) -> list[AgentTool]:
+    """The snapshot's tools sorted by name, so every listing is stable."""
+    return [tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None]
+
+
+class _ListChangedServer(Server[dict[str, Any]]):
+    """The low-level server, advertising ``tools.listChanged`` to handshake-era clients too.
+
+    Every transport (stdio, the streamable-HTTP session manager, the SDK's
+    in-memory test transport) asks ``create_initialization_options()`` with no
+    arguments, whose default says ``listChanged: false``; we change the default.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class MCPToolServer:
+    """Serves a ``ToolRegistry`` over MCP and announces its changes to every client.
+
+    Transports live in ``loader.mcp.transports``.
+
+    Example:
+        >>> with ToolLoader(["./tools"]) as loader:
+        ...     anyio.run(serve_stdio, MCPToolServer(loader.registry, loader=loader))
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        loader: ToolLoader | None = None,
+        name: str = "tool-loader",
+        instructions: str | None = None,
+        subscriptions: SubscriptionBus | None = None,
+    ) -> None:
+        """Build the server; nothing runs until a transport drives ``server``.
+
+        Args:
+            registry: The tools to serve; its changes are announced to clients.
+            loader: The loader filling ``registry``; its files' content hashes enter the fingerprint.
+            name: The server name clients see.
+            instructions: Optional instructions for clients.
+            subscriptions: The 2026-07-28 subscription bus; default in-process.
+        """
+        self._registry = registry
+        self._loader = loader
+        self._bus: SubscriptionBus = subscriptions if subscriptions is not None else InMemorySubscriptionBus()
+        self._listen = ListenHandler(self._bus)
+        self._legacy_sessions: dict[int, ServerSession] = {}
+        self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
+        self._fingerprints = GenerationFingerprints(registry, loader)
+        self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
+        self._announce_lock = threading.Lock()
+        self._running = 0  # lifespans in progress: one per transport run, one per in-process client
+        self._announced_generation = -1
+        self._server = _ListChangedServer(
+            name,
+            version=_package_version(),
+            instructions=instructions,
+            lifespan=self._lifespan,
+            cache_hints={"tools/list": CacheHint(ttl_ms=0)},
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self._listen,
+        )
+        self._server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self._client_initialized
+        )
+
+    @property
+    def server(self) -> Server[dict[str, Any]]:
+        """The low-level SDK server (for transports and ``mcp.Client(server)`` in tests)."""
+        return self._server
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._registry
+
+    @property
+    def loader(self) -> ToolLoader | None:
+        return self._loader
+
+    @property
+    def handshake_sessions(self) -> int:
+        """Handshake-era clients known to be connected (closed ones are dropped at the next announcement)."""
+        return len(self._legacy_sessions)
+
+    def fingerprint(self, snapshot: RegistrySnapshot | None = None) -> str:
+        """The fingerprint of the tool set served now (or of ``snapshot``)."""
+        return self._fingerprints(snapshot if snapshot is not None else self._registry.snapshot())
+
+    def close(self) -> None:
+        """Stop following the loader (the server keeps answering from the registry)."""
+        self._fingerprints.close()
+
+    def subscribe_calls(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
+        """Call ``listener`` after every ``tools/call``; returns a function that unsubscribes."""
+        self._call_listeners = (*self._call_listeners, listener)
+
+        def unsubscribe() -> None:
+            self._call_listeners = tuple(x for x in self._call_listeners if x is not listener)
+
+        return unsubscribe
+
+    # -- handlers -------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        snapshot = self._registry.snapshot()
+        key = (snapshot.generation, ctx.protocol_version)
+        tools = self._listing_cache.get(key)
+        if tools is None:
+            # Built once per registry generation and protocol version: a listing between two
+            # reloads costs no spec copies and no conversions.
+            specs = [tool.tool_spec for tool in _in_name_order(snapshot)]
+            tools = [to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
+            self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
+            self._listing_cache[key] = tools
+        meta = {FINGERPRINT_META_KEY: await self._fingerprints.settled(snapshot)}
+        return types.ListToolsResult(tools=list(tools), _meta=meta)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        snapshot = self._registry.snapshot()
+        tool = snapshot.get(params.name)
+        logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
+        result = await ainvoke_nonblocking(
+            snapshot, params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
+        )
+        fingerprint = await self._fingerprints.settled(snapshot)
+        spec = tool.tool_spec if tool is not None else None
+        answer = to_call_tool_result(
+            result, spec, protocol_version=ctx.protocol_version, meta={FINGERPRINT_META_KEY: fingerprint}
+        )
+        if tool is None:
+            outcome = CallOutcome.UNKNOWN_TOOL
+        else:
+            outcome = CallOutcome.ERROR if answer.is_error else CallOutcome.SUCCESS
+        record = CallRecord(
+            tool.tool_name if tool is not None else params.name,
+            outcome,
+            time.perf_counter() - started,
+            fingerprint,
+        )
+        for listener in self._call_listeners:
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("listener=<%r> | call listener raised", listener)
+        return answer
+
+    async def _client_initialized(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.NotificationParams
+    ) -> None:
+        """Remember a handshake-era session so registry changes reach it outside any request.
+
+        The SDK offers no public hook for a connection's end, so a session is
+        forgotten when it stops answering (see ``_notify_session``).
+        """
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        if isinstance(ctx.request, Request) and MCP_SESSION_ID_HEADER not in ctx.request.headers:
+            return  # stateless HTTP: the exchange is over, nothing can reach this client later
+        self._legacy_sessions[id(ctx.session)] = ctx.session
+        logger.debug("sessions=<%d> | handshake-era client initialized", len(self._legacy_sessions))
+
+    # -- change announcements ------------------------------------------------------
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        """While the server runs, carry registry change sets from the registry's thread onto this loop."""
+        loop = asyncio.get_running_loop()
+        send, receive = anyio.create_memory_object_stream[RegistryChangeSet](max_buffer_size=math.inf)
+
+        def deliver(change_set: RegistryChangeSet) -> None:
+            try:
+                send.send_nowait(change_set)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+        def listener(change_set: RegistryChangeSet) -> None:
+            try:
+                loop.call_soon_threadsafe(deliver, change_set)
+            except RuntimeError:  # the loop has closed: the server is gone
+                pass
+
+        pump = asyncio.create_task(self._pump(receive), name="tool-loader-mcp-announcer")
+        unsubscribe = self._registry.subscribe(listener)
+        self._running += 1
+        try:
+            yield {}
+        finally:
+            self._running -= 1
+            unsubscribe()
+            send.close()
+            pump.cancel()
+            await asyncio.wait([pump])  # lets a cancellation of this task itself propagate
+            if not self._running:  # the last run ends: close listen streams gracefully
+                self._listen.close()
+
+    async def _pump(self, receive: MemoryObjectReceiveStream[RegistryChangeSet]) -> None:
+        async with receive:
+            async for change_set in receive:
+                await self.announce(change_set.generation)
+
+    async def announce(self, generation: int | None = None) -> None:
+        """Tell every connected client the tool list changed.
+
+        Called for each registry change set; ``generation`` makes repeated
+        calls for one change set (one per running lifespan) announce once.
+        Handshake-era sessions are told concurrently, so a stalled one delays
+        no other; one that fails or stalls past ``NOTIFY_TIMEOUT`` is forgotten.
+        """
+        if generation is not None:
+            with self._announce_lock:
+                if generation <= self._announced_generation:
+                    return
+                self._announced_generation = generation
+        await self._bus.publish(ToolsListChanged())
+        sessions = list(self._legacy_sessions.items())
+        async with anyio.create_task_group() as group:
+            for key, session in sessions:
+                group.start_soon(self._notify_session, key, session)
+        logger.debug(
+            "generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, len(sessions)
+        )
+
+    async def _notify_session(self, key: int, session: ServerSession) -> None:
+        """Notify one session, then ping it: a closed connection drops notifications silently."""
+        alive = False
+        with anyio.move_on_after(NOTIFY_TIMEOUT):
+            try:
+                await session.send_tool_list_changed()
+                await session.send_ping()
+                alive = True
+            except Exception:  # a closed session: forget it, never starve the others
+                logger.debug("a handshake-era session is gone", exc_info=True)
+        if not alive:
+            self._legacy_sessions.pop(key, None)
+            logger.debug("sessions=<%d> | forgot a handshake-era session", len(self._legacy_sessions))

@@ -1,0 +1,233 @@
+"""Running an ``MCPToolServer``: stdio for a client that launches us, streamable HTTP for a fleet.
+
+The HTTP app is the SDK's streamable-HTTP session manager at ``path`` plus
+the probes a load balancer or Kubernetes asks (``/healthz``, ``/readyz``,
+optionally ``/metrics``) on the same port. Bearer-token auth (any SDK
+``TokenVerifier``, e.g. ``TokenFileVerifier``) guards the MCP endpoint; the
+probes stay open, ``/metrics`` on request.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import uvicorn
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route, request_response
+from starlette.types import ASGIApp
+
+from ..errors import ToolLoaderError
+from .http_server import ReadyServer, header_timeout_protocol
+from .probes import MetricsSource, Readiness
+from .server import MCPToolServer
+
+__all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
+
+_LOOPBACK_NAMES = ("localhost",)
+
+
+class InsecureBindError(ToolLoaderError):
+    """HTTP on a non-loopback interface without authentication: anyone reaching it could run tools."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"refusing to serve on {host} without authentication: a tool server runs code on request; "
+            "configure bearer tokens (an auth token file) or bind to 127.0.0.1"
+        )
+        self.host = host
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """How the HTTP transport listens and what it guards."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    stateless: bool = False
+    """The SDK's stateless HTTP mode: no sessions, so any replica can answer any request."""
+    session_idle_timeout: float | None = 1800.0
+    """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless)."""
+    header_timeout: float | None = 10.0
+    """Seconds a connection may take to send complete request headers (None: no limit)."""
+    keep_alive_timeout: int = 5
+    """Seconds an idle keep-alive connection stays open."""
+    health_path: str = "/healthz"
+    ready_path: str = "/readyz"
+    metrics_path: str = "/metrics"
+    metrics_require_auth: bool = False
+    token_verifier: TokenVerifier | None = None
+    """Bearer-token check for ``path`` (static tokens, or an OAuth resource server's verifier)."""
+    auth: AuthSettings | None = None
+    """OAuth resource-server settings (issuer, resource URL, scopes); used with ``token_verifier``."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve_stdio(server: MCPToolServer) -> None:
+    """Serve one client over stdin/stdout until it disconnects."""
+    low = server.server
+    async with stdio_server() as (read_stream, write_stream):
+        await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
+def _security(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection for loopback hosts, as the SDK's own ``streamable_http_app`` sets it."""
+    if not is_loopback(host):
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def http_app(
+    server: MCPToolServer,
+    options: HttpOptions | None = None,
+    *,
+    readiness: Readiness | None = None,
+    metrics: MetricsSource | None = None,
+) -> Starlette:
+    """The ASGI app: MCP at ``options.path``, probes beside it, auth where configured.
+
+    Raises:
+        InsecureBindError: ``options.host`` is not loopback and no ``token_verifier`` is set.
+    """
+    options = options or HttpOptions()
+    verifier = options.token_verifier
+    if verifier is None and not is_loopback(options.host):
+        raise InsecureBindError(options.host)
+    readiness = readiness if readiness is not None else Readiness(server, scanned=True)
+    manager = StreamableHTTPSessionManager(
+        app=server.server,
+        stateless=options.stateless,
+        security_settings=_security(options.host),
+        session_idle_timeout=None if options.stateless else options.session_idle_timeout,
+    )
+    required_scopes = list(options.auth.required_scopes or []) if options.auth is not None else []
+    resource_url = options.auth.resource_server_url if options.auth is not None else None
+    metadata_url: AnyHttpUrl | None = build_resource_metadata_url(resource_url) if resource_url else None
+
+    def guarded(app: ASGIApp) -> ASGIApp:
+        return RequireAuthMiddleware(app, required_scopes, metadata_url) if verifier is not None else app
+
+    async def healthz(_: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    async def readyz(_: Request) -> Response:
+        report = readiness.report()
+        return Response(
+            json.dumps(report.as_json()) + "\n",
+            status_code=200 if report.ready else 503,
+            media_type="application/json",
+        )
+
+    routes: list[Route] = [
+        Route(options.path, endpoint=guarded(StreamableHTTPASGIApp(manager))),
+        Route(options.health_path, endpoint=healthz, methods=["GET"]),
+        Route(options.ready_path, endpoint=readyz, methods=["GET"]),
+    ]
+    if metrics is not None:
+        source = metrics
+
+        async def scrape(_: Request) -> Response:
+            return Response(source.render(), media_type=source.content_type)
+
+        # A plain function is a request endpoint to Starlette; the guard is an ASGI app around one.
+        endpoint = guarded(request_response(scrape)) if options.metrics_require_auth else scrape
+        routes.append(Route(options.metrics_path, endpoint=endpoint, methods=["GET"]))
+    if options.auth is not None and resource_url is not None:
+        routes.extend(
+            create_protected_resource_routes(
+                resource_url=resource_url,
+                authorization_servers=[options.auth.issuer_url],
+                scopes_supported=options.auth.required_scopes,
+            )
+        )
+    middleware: list[Middleware] = []
+    if verifier is not None:
+        middleware = [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+            Middleware(AuthContextMiddleware),
+        ]
+    return Starlette(routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(
+    server: MCPToolServer,
+    options: HttpOptions | None = None,
+    *,
+    readiness: Readiness | None = None,
+    metrics: MetricsSource | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
+
+    Args:
+        server: The MCP server.
+        options: Interface, port, paths, timeouts and auth; loopback without auth by default.
+        readiness: What ``/readyz`` reports; default ready at once.
+        metrics: What ``/metrics`` serves; none by default.
+        on_ready: Called with the URL once the server accepts connections (port 0 picks a free port).
+
+    Raises:
+        InsecureBindError: A non-loopback host without a token verifier.
+        OSError: The address cannot be bound.
+    """
+    options = options or HttpOptions()
+    app = http_app(server, options, readiness=readiness, metrics=metrics)
+    sock = _bind(options.host, options.port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{options.host.strip('[]')}]" if sock.family == socket.AF_INET6 else options.host
+    url = f"http://{shown_host}:{bound_port}{options.path}"
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+        timeout_keep_alive=options.keep_alive_timeout,
+        http=header_timeout_protocol(options.header_timeout) if options.header_timeout else "h11",
+        lifespan="on",
+    )
+    ready_server = ReadyServer(config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None)
+    try:
+        await ready_server.serve(sockets=[sock])
+    finally:
+        sock.close()

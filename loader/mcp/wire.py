@@ -1,0 +1,162 @@
+"""Tool specs and results as MCP wire objects (``Tool``, ``CallToolResult``), for either protocol era.
+
+Pure mapping: no server, no registry. JSON values are made strictly valid
+first: a non-finite float (``nan``, ``inf``) becomes ``null`` in both the JSON
+text and ``structuredContent``, the way ``JSON.stringify`` writes it, so every
+client parses the same value from either place.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+from urllib.parse import quote
+
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..types import JSONSchema, ToolResult, ToolResultContent, ToolSpec
+
+__all__ = ["FINGERPRINT_META_KEY", "finite_json", "to_call_tool_result", "to_mcp_tool"]
+
+FINGERPRINT_META_KEY = "tool-loader/fingerprint"
+"""The ``_meta`` key carrying the tool-set fingerprint on ``tools/list`` and ``tools/call`` results."""
+
+_TEXT_DOCUMENT_FORMATS = {"txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "html": "text/html"}
+_BINARY_DOCUMENT_FORMATS = {
+    "pdf": "application/pdf",
+    "doc": "application/msword",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xls": "application/vnd.ms-excel",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN or Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(item) for item in value]
+    return value
+
+
+def _json_text(value: Any) -> str:
+    """Strict JSON text (``allow_nan=False`` holds after ``finite_json``); unknown objects as strings."""
+    return json.dumps(finite_json(value), ensure_ascii=False, allow_nan=False, default=str)
+
+
+def _schema(wrapped: Any) -> JSONSchema | None:
+    """The JSON Schema inside a spec's ``{"json": schema}`` wrapper (a bare schema passes through)."""
+    if not isinstance(wrapped, dict):
+        return None
+    inner = wrapped.get("json", wrapped)
+    return inner if isinstance(inner, dict) else None
+
+
+def _object_rooted(schema: JSONSchema) -> bool:
+    return schema.get("type") == "object"
+
+
+def to_mcp_tool(spec: ToolSpec, *, protocol_version: str) -> types.Tool:
+    """A tool spec as an MCP ``Tool``, within what ``protocol_version`` allows.
+
+    The input schema gets ``"type": "object"`` when it names no type (MCP
+    requires an object root). Handshake-era versions only allow an
+    object-rooted output schema, so any other output schema is left out for
+    them (their results then carry no structured content either).
+    """
+    input_schema = dict(_schema(spec.get("inputSchema")) or {})
+    if "type" not in input_schema:
+        input_schema = {"type": "object", **input_schema}
+    output_schema = _schema(spec.get("outputSchema"))
+    if output_schema is not None and protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        output_schema = output_schema if _object_rooted(output_schema) else None
+    return types.Tool(
+        name=spec["name"],
+        description=spec.get("description"),
+        input_schema=input_schema,
+        output_schema=output_schema,
+    )
+
+
+def _base64(data: Any) -> str:
+    """Base64 of raw bytes; a ``str`` is taken as already base64 (the JSON wire form of bytes)."""
+    if isinstance(data, str):
+        return data
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _image_block(image: Any) -> types.ImageContent:
+    fmt = str(image.get("format", "png")).lower()
+    mime = "image/jpeg" if fmt in ("jpg", "jpeg") else f"image/{fmt}"
+    return types.ImageContent(
+        type="image", data=_base64(image.get("source", {}).get("bytes", b"")), mime_type=mime
+    )
+
+
+def _document_block(document: Any) -> types.EmbeddedResource:
+    """A document as an embedded resource: text formats as text, the rest as a base64 blob."""
+    fmt = str(document.get("format", "txt")).lower()
+    name = str(document.get("name") or "document")
+    uri = f"tool-loader://documents/{quote(name)}.{fmt}"
+    raw = document.get("source", {}).get("bytes", b"")
+    if fmt in _TEXT_DOCUMENT_FORMATS:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8", errors="replace")
+        contents: types.TextResourceContents | types.BlobResourceContents = types.TextResourceContents(
+            uri=uri, mime_type=_TEXT_DOCUMENT_FORMATS[fmt], text=text
+        )
+    else:
+        contents = types.BlobResourceContents(
+            uri=uri,
+            mime_type=_BINARY_DOCUMENT_FORMATS.get(fmt, "application/octet-stream"),
+            blob=_base64(raw),
+        )
+    return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def _content_block(block: ToolResultContent) -> types.ContentBlock:
+    if "text" in block:
+        return types.TextContent(type="text", text=str(block["text"]))
+    if "json" in block:
+        return types.TextContent(type="text", text=_json_text(block["json"]))
+    if "image" in block:
+        return _image_block(block["image"])
+    if "document" in block:
+        return _document_block(block["document"])
+    return types.TextContent(type="text", text=_json_text(block))
+
+
+def to_call_tool_result(
+    result: ToolResult, spec: ToolSpec | None, *, protocol_version: str, meta: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A ``ToolResult`` as an MCP ``CallToolResult``.
+
+    Text stays text; a json block becomes its JSON text plus
+    ``structuredContent`` (the value itself when it is the only json block);
+    images become image content, documents embedded resources; an error
+    status becomes ``isError``. A successful tool with an advertised
+    non-object output schema and a single text block reports that text as
+    its structured content, so clients validating against the schema agree.
+    Handshake-era versions only carry an object as structured content.
+    ``meta`` becomes the result's ``_meta``.
+    """
+    blocks = result.get("content") or []
+    content = [_content_block(block) for block in blocks]
+    is_error = result.get("status") == "error"
+    structured: Any = None
+    json_values = [block["json"] for block in blocks if "json" in block]
+    if len(json_values) == 1:
+        structured = finite_json(json_values[0])
+    elif not is_error and not json_values and spec is not None:
+        output_schema = _schema(spec.get("outputSchema"))
+        texts = [block["text"] for block in blocks if "text" in block]
+        if output_schema is not None and not _object_rooted(output_schema) and len(texts) == 1 == len(blocks):
+            structured = texts[0]
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS and not isinstance(structured, dict):
+        structured = None
+    return types.CallToolResult(content=content, structured_content=structured, is_error=is_error, _meta=meta)

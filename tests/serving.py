@@ -1,0 +1,126 @@
+"""``tool-loader serve --transport http`` as a real subprocess, and plain HTTP against it (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HttpAnswer", "Served", "get", "serve_http"]
+
+DEADLINE = 20.0
+
+
+@dataclass
+class Served:
+    """A running ``serve`` process: its MCP URL, its base URL and its stderr lines so far."""
+
+    process: subprocess.Popen[str]
+    url: str
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        return self.url.rsplit("/", 1)[0]
+
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def get(url: str, headers: dict[str, str] | None = None, timeout: float = DEADLINE) -> HttpAnswer:
+    """One GET; an HTTP error status is an answer, not an exception."""
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return HttpAnswer(
+                response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+            )
+    except urllib.error.HTTPError as error:
+        return HttpAnswer(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def serve_http(
+    served_dir: Path,
+    cwd: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    wait_ready: bool = False,
+    verbose: int = 0,
+) -> Iterator[Served]:
+    """Start ``serve DIR --transport http --port 0 EXTRA...``; yield once it listens (or is ready)."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loader",
+            *(["-" + "v" * verbose] if verbose else []),
+            "serve",
+            str(served_dir),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            *extra,
+        ],
+        cwd=cwd,
+        env=env or server_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    found = threading.Event()
+    marker = " tools at http://" if wait_ready else "listening at http://"
+
+    def drain() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line.rstrip("\n"))
+            if marker in line:
+                found.set()
+        found.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert found.wait(DEADLINE), lines
+        match = next((re.search(r" at (http://\S+)$", line) for line in lines if marker in line), None)
+        assert match is not None, lines
+        yield Served(process, match.group(1), lines)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        reader.join(10)
