@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import pluggy
 
@@ -69,6 +69,10 @@ class LoaderConfig:
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
+        isolation: ``"thread"`` imports and calls in this process (the default);
+            ``"process"`` runs them in supervised worker processes (``loader.isolation``).
+        worker_env: Process mode: extra environment variable names workers inherit.
+        max_memory_mb: Process mode: address-space limit of each worker, in MB.
     """
 
     recursive: bool = True
@@ -79,6 +83,9 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
+    isolation: Literal["thread", "process"] = "thread"
+    worker_env: tuple[str, ...] = ()
+    max_memory_mb: int | None = None
 
 
 @dataclass(slots=True)
@@ -146,12 +153,15 @@ class ToolLoader:
         plugins: Sequence[object] = (),
         recursive: bool | None = None,
         config: LoaderConfig | None = None,
+        isolation: Literal["thread", "process"] | None = None,
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         config = config or LoaderConfig()
         if recursive is not None and recursive != config.recursive:
             config = replace(config, recursive=recursive)
+        if isolation is not None and isolation != config.isolation:
+            config = replace(config, isolation=isolation)
         self.config = config
         resolved: list[Path] = []
         for raw in paths:
@@ -162,7 +172,7 @@ class ToolLoader:
             raise ValueError("ToolLoader needs at least one folder to load")
         self.paths: tuple[Path, ...] = tuple(resolved)
         self.registry = registry if registry is not None else ToolRegistry()
-        self._importer: LoadBackend = InProcessBackend(self.paths)
+        self._importer: LoadBackend = _make_backend(self.paths, config)
         self._records: dict[Path, _FileRecord] = {}
         self._by_module: dict[str, Path] = {}
         self._source_verdicts: dict[Path, bool] = {}
@@ -882,6 +892,23 @@ class ToolLoader:
             added=tuple(sorted(new_tools - old_tools)),
             removed=tuple(sorted(old_tools - new_tools)),
         )
+
+
+def _make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
+    """The backend ``config.isolation`` asks for (process mode is imported only when used)."""
+    if config.isolation == "process":
+        from ..isolation import ProcessBackend, WorkerOptions
+
+        options = WorkerOptions(worker_env=config.worker_env, max_memory_mb=config.max_memory_mb)
+        return ProcessBackend(
+            paths,
+            options,
+            builtin_plugins=config.builtin_plugins,
+            entry_point_plugins=config.entry_point_plugins,
+        )
+    if config.isolation != "thread":
+        raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
+    return InProcessBackend(paths)
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
