@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
+from .isolation_args import loader_config
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reload.loader import ToolLoader
 
     console = stderr_console()
-    loader = ToolLoader(dirs)
+    loader = ToolLoader(dirs, config=loader_config(args))
     report = loader.scan()
     failed = report.failed
     _say(

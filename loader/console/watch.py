@@ -26,6 +26,7 @@ from ..registry import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind, ScanReport
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .isolation_args import loader_config
 from .render import (
     STATE_STYLES,
     callback_line,
@@ -253,7 +254,9 @@ def run(args: argparse.Namespace) -> int:
     console = stdout_console() if interactive else plain_console()
     if interactive:
         _route_logs_to(console)
-    loader, report = load_tools(dirs, progress_console=stderr_console() if interactive else None)
+    loader, report = load_tools(
+        dirs, progress_console=stderr_console() if interactive else None, config=loader_config(args)
+    )
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.on_file_event),

@@ -162,4 +162,4 @@ class WorkerPool:
             self._idle.clear()
             self._lock.notify_all()
         for worker in workers:
-            worker.close()
+            worker.kill()

@@ -73,6 +73,8 @@ class LoaderConfig:
             ``"process"`` runs them in supervised worker processes (``loader.isolation``).
         worker_env: Process mode: extra environment variable names workers inherit.
         max_memory_mb: Process mode: address-space limit of each worker, in MB.
+        call_timeout: Seconds before a call is answered with a timeout error (0 disables).
+            Process mode stops the call's worker; thread mode: issue 10 part A.
     """
 
     recursive: bool = True
@@ -86,6 +88,7 @@ class LoaderConfig:
     isolation: Literal["thread", "process"] = "thread"
     worker_env: tuple[str, ...] = ()
     max_memory_mb: int | None = None
+    call_timeout: float = 60.0
 
 
 @dataclass(slots=True)
@@ -899,7 +902,9 @@ def _make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
     if config.isolation == "process":
         from ..isolation import ProcessBackend, WorkerOptions
 
-        options = WorkerOptions(worker_env=config.worker_env, max_memory_mb=config.max_memory_mb)
+        options = WorkerOptions(
+            worker_env=config.worker_env, max_memory_mb=config.max_memory_mb, call_timeout=config.call_timeout
+        )
         return ProcessBackend(
             paths,
             options,
