@@ -12,10 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support import FAST, call_text, eventually, function_tool_source, write
@@ -30,17 +27,6 @@ from loader.status import FileState
 def isolation(request: pytest.FixtureRequest) -> str:
     """Both isolation modes: every contract point holds in each."""
     return str(request.param)
-
-
-@pytest.fixture
-def make_loader(make_loader: Callable[..., ToolLoader], isolation: str) -> Callable[..., ToolLoader]:
-    """The shared ``make_loader``, with the isolation mode of this run."""
-
-    def build(*paths: Path | str, **kwargs: Any) -> ToolLoader:
-        config = kwargs.pop("config", FAST)
-        return make_loader(*paths, config=replace(config, isolation=isolation), **kwargs)
-
-    return build
 
 
 def _recorder(loader: ToolLoader) -> list[RegistryChangeSet]:
