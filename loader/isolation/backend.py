@@ -81,7 +81,7 @@ class ProcessBackend:
         self.pool = WorkerPool(
             lambda: WorkerProcess(settings, env, cwd),
             max_in_use=self.options.call_workers,
-            spares=self.options.spare_workers + 1,  # one becomes the import worker
+            spares=self.options.spare_workers,
             start_timeout=self.options.start_timeout,
         )
         self.router = CallRouter(self.pool, self.options.call_timeout)

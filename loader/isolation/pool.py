@@ -23,7 +23,11 @@ logger = logging.getLogger(__name__)
 
 
 class WorkerPool:
-    """Hands out ready workers; takes them back healthy (kept) or not (killed and replaced)."""
+    """Hands out ready workers; takes them back healthy (kept) or not (killed and replaced).
+
+    After a burst of concurrent calls, idle workers beyond ``spares + 1`` are
+    stopped as they come back, so the pool shrinks to its warm size.
+    """
 
     def __init__(
         self,
@@ -100,8 +104,8 @@ class WorkerPool:
             healthy = self._flush(worker)
         with self._lock:
             self._in_use.discard(worker)
-            if healthy and not self._closed and worker.alive():
-                self._idle.append(worker)
+            if healthy and not self._closed and worker.alive() and len(self._idle) <= self._spares:
+                self._idle.append(worker)  # kept warm, with the tool versions it has built
             else:
                 if not healthy:
                     self.replaced += 1
