@@ -27,6 +27,7 @@ NAMES = [
     "listing",
     "call_overhead",
     "memory",
+    "isolation",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")

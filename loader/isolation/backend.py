@@ -200,10 +200,13 @@ class ProcessBackend:
                         None,
                     )
                 )
-            return [
+            tools: list[AgentTool] = [
                 ProxyTool(ToolDescription.from_message(d), recipe, self.router)
                 for d in reply.get("tools", [])
             ]
+            if tools:
+                self.router.prepare(recipe)
+            return tools
 
     def _absorb(self, worker: WorkerProcess, reply: dict[str, Any]) -> None:
         """Record what the import worker ran and who imports whom now."""

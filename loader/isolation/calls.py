@@ -94,6 +94,7 @@ class CallRouter:
         cancel: threading.Event | None,
         deadline: float | None,
     ) -> ToolResult:
+        self._collect_prepared(worker, deadline)
         known = worker.known
         build = [
             [v.name, v.serial, str(v.path), None if known.get(v.name) == v.serial else encode_value(v.source)]
@@ -129,6 +130,46 @@ class CallRouter:
         if not is_tool_result_like(result):
             return error_result(tool_use["toolUseId"], f"Error: tool {tool_name}'s worker sent {result!r}")
         return result  # type: ignore[no-any-return]
+
+    def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
+        """Have an idle worker build a new version now, so its first call does not pay for the import.
+
+        Fire and forget: the request is sent without waiting; the worker's answer
+        is read by whoever takes the worker next (it is the first to be handed out).
+        """
+        worker = self.pool.try_acquire_ready()
+        if worker is None:
+            return
+        healthy = True
+        try:
+            known = worker.known
+            build = [
+                [
+                    v.name,
+                    v.serial,
+                    str(v.path),
+                    None if known.get(v.name) == v.serial else encode_value(v.source),
+                ]
+                for v in recipe
+            ]
+            worker.send({"op": "prepare", "build": build, "serial": recipe[-1].serial})
+            worker.prepared.append((recipe[-1].serial, {v.name: v.serial for v in recipe}))
+        except WorkerError:
+            healthy = False
+        finally:
+            self.pool.release(worker, healthy=healthy)
+
+    @staticmethod
+    def _collect_prepared(worker: WorkerProcess, deadline: float | None) -> None:
+        """Read the answers to prepare requests sent to this worker earlier."""
+        while worker.prepared:
+            serial, versions = worker.prepared.pop(0)
+            answer = worker.receive(deadline)
+            if answer.get("ok"):
+                worker.known.update(versions)
+                worker.built.add(serial)
+            else:
+                worker.known.clear()
 
     def cleanup(self, tool_name: str, serial: int) -> None:
         """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""

@@ -98,6 +98,18 @@ class WorkerPool:
                 return worker
             self.release(worker, healthy=False)
 
+    def try_acquire_ready(self) -> WorkerProcess | None:
+        """An idle worker that is ready now, without waiting or starting one (None if there is none)."""
+        with self._lock:
+            if self._closed or len(self._in_use) >= self._max_in_use:
+                return None
+            for worker in reversed(self._idle):
+                if worker.ready and worker.alive():
+                    self._idle.remove(worker)
+                    self._in_use.add(worker)
+                    return worker
+        return None
+
     def release(self, worker: WorkerProcess, *, healthy: bool) -> None:
         """Take a worker back: kept idle if ``healthy``, else killed and replaced by a warm one."""
         if healthy and worker.pending:
@@ -115,6 +127,8 @@ class WorkerPool:
 
     def _flush(self, worker: WorkerProcess) -> bool:
         """Send the requests queued for this worker while it was busy (cleanups)."""
+        if worker.prepared:
+            return True  # answered in order after the prepare; sent by the next user instead
         while worker.pending:
             message = worker.pending.pop(0)
             try:

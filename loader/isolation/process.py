@@ -84,6 +84,8 @@ class WorkerProcess:
         """Tool-module versions this worker has made tool instances of (for ``cleanup``)."""
         self.pending: list[dict[str, Any]] = []
         """Requests (cleanups) to send once the current user hands the worker back."""
+        self.prepared: list[tuple[int, dict[str, int]]] = []
+        """Prepare requests sent without waiting: (tool serial, versions it builds), answered in order."""
 
     @property
     def pid(self) -> int:

@@ -135,6 +135,7 @@ class Worker:
             "forget": self.on_forget,
             "begin": self.on_begin,
             "ping": self.on_ping,
+            "prepare": self.on_prepare,
         }
         while True:
             try:
@@ -271,25 +272,37 @@ class Worker:
             "executions": self.importer.executions - before,
         }
 
-    def tool_for(self, message: dict[str, Any]) -> AgentTool:
+    def tools_of(self, message: dict[str, Any]) -> dict[str, AgentTool]:
+        """The tools of one module version, built from its recipe the first time they are needed."""
         serial = int(message["serial"])
         found = self.tools.get(serial)
-        if found is None:
-            self.importer.begin_batch()
-            self.ensure(message["build"])
-            module = self.modules[serial]
-            found = {tool.tool_name: tool for tool in self.discover(module, Path(str(module.__file__)))}
-            self.tools[serial] = found
-            while len(self.tools) > _BUILT_TOOLS_KEPT:
-                self.tools.popitem(last=False)
-        else:
+        if found is not None:
             self.tools.move_to_end(serial)
-        tool = found.get(str(message["tool"]))
+            return found
+        self.importer.begin_batch()
+        self.ensure(message["build"])
+        module = self.modules[serial]
+        found = {tool.tool_name: tool for tool in self.discover(module, Path(str(module.__file__)))}
+        self.tools[serial] = found
+        while len(self.tools) > _BUILT_TOOLS_KEPT:
+            self.tools.popitem(last=False)
+        return found
+
+    def tool_for(self, message: dict[str, Any]) -> AgentTool:
+        tool = self.tools_of(message).get(str(message["tool"]))
         if tool is None:
             raise LookupError(
-                f"tool {message['tool']!r} is no longer defined by version {serial} of its file"
+                f"tool {message['tool']!r} is no longer defined by version {message['serial']} of its file"
             )
         return tool
+
+    def on_prepare(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Build a tool version ahead of its first call."""
+        try:
+            self.tools_of(message)
+        except BaseException as exc:  # the call will report it, if one comes
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": True}
 
     def on_call(self, message: dict[str, Any]) -> dict[str, Any]:
         tool_use: ToolUse = decode_value(message["tool_use"])
