@@ -297,3 +297,35 @@ def test_the_cli_refuses_worker_options_without_process_isolation(tools_dir: Pat
         cwd=tools_dir.parent,
     )
     assert done.returncode == 0 and done.stdout.strip() == "steady"
+
+
+NOISY = '''
+import sys
+from loader import tool
+
+print("noise at import")
+
+@tool
+def noisy() -> str:
+    """Print, then answer."""
+    print("noise at call")
+    print("noise on stderr", file=sys.stderr)
+    return "answer"
+'''
+
+
+def test_a_tools_print_never_reaches_the_commands_stdout(tools_dir: Path) -> None:
+    """stdout is the MCP stdio channel under ``serve``: worker output goes to stderr."""
+    write(tools_dir / "noisy.py", NOISY)
+    done = run_cli("call", "noisy", "--dir", str(tools_dir), "--isolation", "process", cwd=tools_dir.parent)
+    assert done.returncode == 0
+    assert done.stdout.strip() == "answer"
+    assert "noise at import" in done.stderr and "noise at call" in done.stderr
+
+
+def test_workers_run_under_a_command_prefix(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> None:
+    """Where a sandbox goes: ``env`` stands in for one (it sets a variable we can see)."""
+    write(tools_dir / "where.py", ENV_TOOL)
+    config = replace(PROCESS, worker_command_prefix=("/usr/bin/env", "WRAPPED_BY_PREFIX=1"))
+    ld = make_loader(tools_dir, config=config)
+    assert "WRAPPED_BY_PREFIX" in json.loads(call_text(ld, "where"))["env"]

@@ -79,7 +79,7 @@ class ProcessBackend:
         env = worker_environment(self.options.worker_env)
         cwd = working_directory(roots)
         self.pool = WorkerPool(
-            lambda: WorkerProcess(settings, env, cwd),
+            lambda: WorkerProcess(settings, env, cwd, self.options.command_prefix),
             max_in_use=self.options.call_workers,
             spares=self.options.spare_workers,
             start_timeout=self.options.start_timeout,

@@ -55,6 +55,8 @@ class WorkerOptions:
         call_timeout: Seconds before a call's worker is killed and the call
             answered with an error result (0 disables).
         start_timeout: Seconds a new worker has to report that it is ready.
+        command_prefix: A wrapper the worker's ``python`` command is run under, such as
+            ``("bwrap", "--ro-bind", "/", "/", ..., "--")``: where a sandbox goes.
     """
 
     worker_env: tuple[str, ...] = ()
@@ -63,6 +65,7 @@ class WorkerOptions:
     spare_workers: int = 1
     call_timeout: float = 60.0
     start_timeout: float = 30.0
+    command_prefix: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.call_workers < 1:

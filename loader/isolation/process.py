@@ -45,12 +45,15 @@ class WorkerProcess:
     is its only user.
     """
 
-    def __init__(self, settings: dict[str, Any], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self, settings: dict[str, Any], env: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()
+    ) -> None:
         fault_read, fault_write = os.pipe()
         os.set_blocking(fault_read, False)
         try:
             self.process = subprocess.Popen(
                 [
+                    *prefix,
                     sys.executable,
                     "-I",
                     "-c",

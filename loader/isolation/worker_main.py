@@ -382,6 +382,9 @@ def main(raw_settings: str) -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)
+    for stream in (sys.stdout, sys.stderr):  # a killed worker loses nothing it printed
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True, write_through=True)
     fault_fd = settings.get("fault_fd")
     if isinstance(fault_fd, int):
         faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)

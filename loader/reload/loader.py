@@ -73,6 +73,7 @@ class LoaderConfig:
             ``"process"`` runs them in supervised worker processes (``loader.isolation``).
         worker_env: Process mode: extra environment variable names workers inherit.
         max_memory_mb: Process mode: address-space limit of each worker, in MB.
+        worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
         call_timeout: Seconds before a call is answered with a timeout error (0 disables).
             Process mode stops the call's worker; thread mode: issue 10 part A.
     """
@@ -88,6 +89,7 @@ class LoaderConfig:
     isolation: Literal["thread", "process"] = "thread"
     worker_env: tuple[str, ...] = ()
     max_memory_mb: int | None = None
+    worker_command_prefix: tuple[str, ...] = ()
     call_timeout: float = 60.0
 
 
@@ -903,7 +905,10 @@ def _make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
         from ..isolation import ProcessBackend, WorkerOptions
 
         options = WorkerOptions(
-            worker_env=config.worker_env, max_memory_mb=config.max_memory_mb, call_timeout=config.call_timeout
+            worker_env=config.worker_env,
+            max_memory_mb=config.max_memory_mb,
+            call_timeout=config.call_timeout,
+            command_prefix=config.worker_command_prefix,
         )
         return ProcessBackend(
             paths,
