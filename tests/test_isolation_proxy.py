@@ -16,6 +16,7 @@ from test_isolation import _children
 
 from loader.isolation import ProxyTool
 from loader.reload.loader import ToolLoader
+from loader.tools.class_tool import get_tool_metadata
 from loader.types import AgentTool, ToolUse
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
@@ -68,7 +69,9 @@ def test_a_class_tool_keeps_its_metadata_and_version(both: dict[str, ToolLoader]
     assert isinstance(proxy, ProxyTool)
     original = both["thread"].registry.get("currency_converter")
     assert proxy.metadata == getattr(original, "metadata", None)
+    assert get_tool_metadata(proxy) == proxy.metadata  # what list, inspect and check read
     assert proxy.version == "1.2.0"
+    assert get_tool_metadata(both["process"].registry.get("slugify")) is None
 
 
 def _collect(tool: AgentTool, input: dict[str, Any]) -> list[Any]:
