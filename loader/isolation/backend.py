@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 _backend_counter = itertools.count(1)
 _QUICK_REQUEST = 30.0
 """Seconds allowed for bookkeeping requests (begin a batch, forget modules)."""
+_PREPARE_PER_BATCH = 8
+"""New versions built ahead of their first call per batch: a save's few files, not a whole scan."""
 
 
 def working_directory(roots: Sequence[Path]) -> Path:
@@ -88,6 +90,7 @@ class ProcessBackend:
         self._ledger = ModuleLedger()
         self._importer: WorkerProcess | None = None
         self._executions = 0
+        self._prepared_in_batch = 0
         self._lock = threading.Lock()
         self.pool.warm()
 
@@ -138,6 +141,7 @@ class ProcessBackend:
 
     def begin_batch(self) -> None:
         with self._lock:
+            self._prepared_in_batch = 0
             self._quick({"op": "begin"})
 
     def load_tools(
@@ -204,7 +208,8 @@ class ProcessBackend:
                 ProxyTool(ToolDescription.from_message(d), recipe, self.router)
                 for d in reply.get("tools", [])
             ]
-            if tools:
+            if tools and self._prepared_in_batch < _PREPARE_PER_BATCH:
+                self._prepared_in_batch += 1
                 self.router.prepare(recipe)
             return tools
 

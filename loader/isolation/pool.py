@@ -21,6 +21,9 @@ __all__ = ["WorkerPool"]
 
 logger = logging.getLogger(__name__)
 
+_MAX_PREPARED = 16
+"""Unanswered prepare requests one idle worker may hold (its answers must never fill the pipe)."""
+
 
 class WorkerPool:
     """Hands out ready workers; takes them back healthy (kept) or not (killed and replaced).
@@ -80,7 +83,7 @@ class WorkerPool:
                     if remaining is not None and remaining <= 0:
                         raise WorkerTimeout(f"all {self._max_in_use} call workers stayed busy")
                     self._lock.wait(remaining)
-                worker = self._idle.pop() if self._idle else None
+                worker = self._take_idle()
                 if worker is None:
                     worker = self._start()
                 if role_limit:
@@ -98,13 +101,21 @@ class WorkerPool:
                 return worker
             self.release(worker, healthy=False)
 
+    def _take_idle(self) -> WorkerProcess | None:
+        """The most recently used idle worker that is ready (it holds the most built tools), else any."""
+        for worker in reversed(self._idle):
+            if worker.ready_now():
+                self._idle.remove(worker)
+                return worker
+        return self._idle.pop() if self._idle else None
+
     def try_acquire_ready(self) -> WorkerProcess | None:
         """An idle worker that is ready now, without waiting or starting one (None if there is none)."""
         with self._lock:
             if self._closed or len(self._in_use) >= self._max_in_use:
                 return None
             for worker in reversed(self._idle):
-                if worker.ready and worker.alive():
+                if worker.ready_now() and worker.alive() and len(worker.prepared) < _MAX_PREPARED:
                     self._idle.remove(worker)
                     self._in_use.add(worker)
                     return worker

@@ -117,6 +117,17 @@ class WorkerProcess:
             )
         self.ready = True
 
+    def ready_now(self) -> bool:
+        """Whether the worker has said hello (read without waiting if it is in the pipe)."""
+        if self.ready:
+            return True
+        try:
+            if self.channel.poll(0):
+                self.wait_ready(0.1)
+        except (ChannelClosed, WorkerStartError):
+            return False
+        return self.ready
+
     def request(self, message: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Send one request and return its answer (no intermediate messages expected)."""
         self.send(message)

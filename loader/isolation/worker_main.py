@@ -31,7 +31,7 @@ from ..errors import ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
 from ..reload.importer import ToolImporter
-from ..results import exception_result
+from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool, ToolResult, ToolUse
@@ -314,25 +314,25 @@ class Worker:
             return {"result": encode_value(failure), "prepared": False}
         if message.get("stream"):
             try:
-                self.loop.run_until_complete(self._stream(tool, tool_use, state))
+                last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
                 return {"result": encode_value(exception_result(tool_use["toolUseId"], exc))}
-            return {"result": encode_value(self._last)}
+            return {"result": encode_value(_final_result(last, tool_use["toolUseId"]))}
         try:
             result = tool.invoke(tool_use["input"], tool_use_id=tool_use["toolUseId"], invocation_state=state)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
             result = exception_result(tool_use["toolUseId"], exc)
         return {"result": encode_value(result)}
 
-    async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> None:
+    async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:
+        """Send every event but the last as it comes; return the last (the result)."""
         pending: Any = None
         have = False
-        self._last: Any = None
         async for event in tool.stream(tool_use, state):
             if have:
                 self.channel.send({"event": encode_value(pending)})
             pending, have = event, True
-        self._last = pending
+        return pending
 
     def on_cleanup(self, message: dict[str, Any]) -> dict[str, Any]:
         serial = int(message["serial"])
@@ -348,6 +348,16 @@ class Worker:
             except Exception as exc:
                 print(f"tool-loader worker: cleanup of {tool.tool_name} failed: {exc!r}", file=sys.stderr)
         return {"ok": True}
+
+
+def _final_result(event: Any, tool_use_id: str) -> Any:
+    """The stream's last event as a ``ToolResult``, as ``AgentTool.ainvoke`` reads it in-process."""
+    if is_tool_result_like(event):
+        return event
+    inner = getattr(event, "tool_result", None)  # Strands' ToolResultEvent
+    if is_tool_result_like(inner):
+        return inner
+    return error_result(tool_use_id, "Error: the tool finished without producing a result")
 
 
 async def _await(awaitable: Any) -> None:
