@@ -25,12 +25,14 @@ from loader.status import FileState
 PROCESS = replace(FAST, isolation="process")
 
 FAULTS = """
-import ctypes, os, re, time
+import ctypes, os, pathlib, re, time
 from loader import tool
 
 @tool
-def fault(how: str, size_mb: int = 0) -> str:
-    '''Misbehave on purpose.'''
+def fault(how: str, size_mb: int = 0, marker: str = "") -> str:
+    '''Misbehave on purpose (touching ``marker`` first, if given).'''
+    if marker:
+        pathlib.Path(marker).touch()
     if how == "exit":
         os._exit(3)
     if how == "segfault":
@@ -143,10 +145,13 @@ def test_a_stuck_call_times_out_while_other_calls_are_answered(
     """An endless loop, or C code holding the GIL (a catastrophic regex), in one call."""
     ld = make_loader(faults_dir, config=replace(PROCESS, call_timeout=8.0))
     assert call_text(ld, "steady") == "steady"
+    marker = faults_dir.parent / f"{how}-started"
     stuck: list[dict[str, Any]] = []
-    caller = threading.Thread(target=lambda: stuck.append(ld.registry.invoke("fault", {"how": how})))
+    caller = threading.Thread(
+        target=lambda: stuck.append(ld.registry.invoke("fault", {"how": how, "marker": str(marker)}))
+    )
     caller.start()
-    eventually(lambda: len(_children()) >= 3, message="the stuck call has a worker of its own")
+    eventually(marker.exists, message="the stuck call is running in its worker")
     assert call_text(ld, "steady") == "steady"
     assert stuck == []  # answered while the other call was still stuck
     caller.join(30)
