@@ -334,3 +334,44 @@ def test_workers_run_under_a_command_prefix(tools_dir: Path, make_loader: Callab
     config = replace(PROCESS, worker_command_prefix=("/usr/bin/env", "WRAPPED_BY_PREFIX=1"))
     ld = make_loader(tools_dir, config=config)
     assert "WRAPPED_BY_PREFIX" in json.loads(call_text(ld, "where"))["env"]
+
+
+def test_workers_outlive_the_thread_that_started_them(tools_dir: Path) -> None:
+    """Linux ties a child's parent-death signal to the thread that forked it, not to the process.
+
+    Calls arrive on short-lived threads (``run_sync``, MCP's worker threads,
+    ``ProxyTool.stream``), and a call may start the pool's next spare.
+    """
+    from loader.isolation.options import worker_environment
+    from loader.isolation.pool import WorkerPool
+    from loader.isolation.process import WorkerProcess
+
+    settings = {
+        "tag": "ptest",
+        "roots": [str(tools_dir)],
+        "builtin_plugins": True,
+        "entry_point_plugins": False,
+        "max_memory_mb": None,
+    }
+    pool = WorkerPool(
+        lambda: WorkerProcess(settings, worker_environment(()), tools_dir.parent),
+        max_in_use=2,
+        spares=1,
+        start_timeout=30,
+    )
+    try:
+
+        def use_once() -> None:
+            worker = pool.acquire(30)  # ready: its parent-death signal is set by now
+            pool.release(worker, healthy=True)
+
+        for _ in range(2):
+            helper = threading.Thread(target=use_once)
+            helper.start()
+            helper.join(60)
+        worker = pool.acquire(30)
+        assert worker.request({"op": "ping"}, 30) == {"ok": True}
+        pool.release(worker, healthy=True)
+        assert pool.replaced == 0
+    finally:
+        pool.close()

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .errors import WorkerError, WorkerStartError, WorkerTimeout
@@ -40,7 +41,10 @@ class WorkerPool:
         spares: int,
         start_timeout: float,
     ) -> None:
-        self._start = start
+        self._factory = start
+        # Linux sends a child's parent-death signal when the *thread* that started it ends, and
+        # calls arrive on short-lived threads: every worker is started from this one long-lived thread.
+        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-loader-spawn")
         self._max_in_use = max_in_use
         self._spares = spares
         self._start_timeout = start_timeout
@@ -50,6 +54,9 @@ class WorkerPool:
         self._closed = False
         self.replaced = 0
         """How many workers were thrown away unhealthy (crashed, stuck, cancelled)."""
+
+    def _start(self) -> WorkerProcess:
+        return self._spawner.submit(self._factory).result()
 
     def warm(self) -> None:
         """Start the spares now (the loader calls this when it is created)."""
@@ -192,3 +199,4 @@ class WorkerPool:
             self._lock.notify_all()
         for worker in workers:
             worker.kill()
+        self._spawner.shutdown(wait=False)
