@@ -25,7 +25,7 @@ from loader.status import FileState
 PROCESS = replace(FAST, isolation="process")
 
 FAULTS = """
-import ctypes, os, pathlib, re, time
+import ctypes, os, pathlib, re, subprocess, sys, time
 from loader import tool
 
 @tool
@@ -42,6 +42,11 @@ def fault(how: str, size_mb: int = 0, marker: str = "") -> str:
     if how == "keyboard_interrupt":
         raise KeyboardInterrupt
     if how == "loop":
+        while True:
+            pass
+    if how == "child_then_loop":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        pathlib.Path(marker).write_text(str(child.pid))
         while True:
             pass
     if how == "regex":
@@ -375,3 +380,22 @@ def test_workers_outlive_the_thread_that_started_them(tools_dir: Path) -> None:
         assert pool.replaced == 0
     finally:
         pool.close()
+
+
+def test_a_stuck_call_is_stopped_with_the_processes_it_started(
+    faults_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    ld = make_loader(faults_dir, config=replace(PROCESS, call_timeout=3.0))
+    marker = faults_dir.parent / "child-pid"
+    result = ld.registry.invoke("fault", {"how": "child_then_loop", "marker": str(marker)})
+    assert result["status"] == "error" and "did not finish within 3 s" in _text(result)
+    child = int(marker.read_text())
+
+    def child_gone() -> bool:
+        try:
+            with open(f"/proc/{child}/stat") as handle:
+                return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+
+    eventually(child_gone, message="the tool's own child process was stopped with its worker")

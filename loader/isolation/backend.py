@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from ..reload.worker import ImportTimeout
 from ..status import LoadErrorInfo, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
-from .errors import WorkerCrashed, WorkerError, WorkerTimeout
+from .errors import WorkerCrashed, WorkerError, WorkerStartError, WorkerTimeout
 from .ledger import ModuleLedger, ModuleVersion
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
@@ -67,6 +68,8 @@ class ProcessBackend:
         builtin_plugins: bool = True,
         entry_point_plugins: bool = True,
     ) -> None:
+        if os.name != "posix":
+            raise WorkerStartError("isolation='process' needs a POSIX system (Linux or macOS)")
         self.options = options or WorkerOptions()
         tag = f"p{next(_backend_counter)}"
         # Names only: this importer never executes tool code in the loader's process.

@@ -209,7 +209,14 @@ class WorkerProcess:
         return None, stack
 
     def kill(self) -> None:
-        """Stop the worker at once (SIGKILL works whatever its code is doing) and release its pipes."""
+        """Stop the worker at once, and any process a tool started in its group, and release its pipes.
+
+        SIGKILL works whatever the worker's code is doing (even C code holding the GIL).
+        """
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session and group
+        except OSError:
+            pass
         if self.process.poll() is None:
             try:
                 self.process.kill()
