@@ -14,6 +14,7 @@ BENCHMARKS = (
     "call_overhead",
     "memory",
     "gate_cost",
+    "isolation",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

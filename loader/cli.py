@@ -12,6 +12,7 @@ from typing import Protocol, cast
 from rich.markup import escape
 
 from .console.common import UsageError, stderr_console
+from .console.isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
 
 __all__ = ["build_parser", "main"]
 
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         module = cast(_CommandModule, importlib.import_module(module_name))
         command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command_parser)
+        # -- process isolation (issue 10 B): the same options on every command that runs tool code --
+        if name in ISOLATION_COMMANDS:
+            add_isolation_arguments(command_parser)
         command_parser.set_defaults(_run=module.run)
     return parser
 

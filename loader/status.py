@@ -22,6 +22,7 @@ __all__ = [
     "LoadErrorKind",
     "LoaderEvent",
     "LoaderEventKind",
+    "RemoteLoadError",
     "ScanReport",
     "error_info_from_exception",
 ]
@@ -77,6 +78,14 @@ class LoadErrorInfo:
     def one_line(self) -> str:
         """``ExcType: message (file:line)`` for event logs."""
         return f"{self.exc_type}: {self.message} ({self.location()})"
+
+
+class RemoteLoadError(Exception):
+    """A load that failed in another process (``isolation="process"``), already described there."""
+
+    def __init__(self, info: LoadErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +197,8 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
     frame inside the tool file wins, then the innermost frame inside a watched
     folder (a helper module the tool imported), then the tool file itself.
     """
+    if isinstance(exc, RemoteLoadError):
+        return exc.info
     text = "".join(traceback.format_exception(exc)).rstrip()
     message = str(exc) or type(exc).__name__
     if isinstance(exc, SyntaxError):

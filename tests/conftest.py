@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,24 @@ def tools_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_loader() -> Iterator[Callable[..., ToolLoader]]:
+def isolation() -> str | None:
+    """The isolation mode ``make_loader`` imposes (None: whatever the config says).
+
+    Test modules that must hold in both modes override this with a fixture
+    parametrized over ``"thread"`` and ``"process"``.
+    """
+    return None
+
+
+@pytest.fixture
+def make_loader(isolation: str | None) -> Iterator[Callable[..., ToolLoader]]:
     """Build loaders with short windows; every loader is closed at the end of the test."""
     loaders: list[ToolLoader] = []
 
     def build(*paths: Path | str, watch: bool = True, **kwargs: Any) -> ToolLoader:
         config = kwargs.pop("config", FAST)
+        if isolation is not None:
+            config = replace(config, isolation=isolation)
         loader = ToolLoader(list(paths), config=config, **kwargs)
         loaders.append(loader)
         loader.scan()

@@ -28,6 +28,7 @@ NAMES = [
     "call_overhead",
     "memory",
     "gate_cost",
+    "isolation",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")

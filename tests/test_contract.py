@@ -2,17 +2,16 @@
 
 Each test names the point of the contract it proves. Assertions about "never
 missing" are made on the registry's change sets, which record every commit, so
-they hold without timing luck.
+they hold without timing luck. Every test runs in both isolation modes: tools
+imported and called in this process (``thread``) and in worker processes
+(``process``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import sys
 import threading
-import types
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,12 @@ from loader.registry import ChangeKind, RegistryChangeSet
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
 from loader.status import FileState, LoaderEvent, LoaderEventKind
+
+
+@pytest.fixture(params=["thread", "process"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """Both isolation modes: every contract point holds in each."""
+    return str(request.param)
 
 
 def _recorder(loader: ToolLoader) -> list[RegistryChangeSet]:
@@ -276,41 +281,50 @@ def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(
 
 # 10 --------------------------------------------------------------------------------------------
 @pytest.fixture
-def probe() -> Iterator[types.SimpleNamespace]:
-    """A real module the tool files import to talk to the test (not a tools-folder module)."""
-    module = types.SimpleNamespace(release=threading.Event(), started=threading.Event(), log=[])
-    sys.modules["_contract_probe"] = module  # type: ignore[assignment]
-    yield module
-    module.release.set()
-    del sys.modules["_contract_probe"]
+def probe(tmp_path: Path) -> Path:
+    """A folder the tool files use to talk to the test (files work across processes too)."""
+    folder = tmp_path / "probe"
+    folder.mkdir()
+    return folder
 
 
 SLOW_CLASS = """
-import _contract_probe as probe
+import pathlib, time
 from loader import tool
+
+PROBE = pathlib.Path(PROBE_DIR)
 
 @tool(name="slow", description="Waits for the test.", parameters={})
 class Slow:
     def execute(self, params):
-        probe.started.set()
-        probe.release.wait(20)
+        (PROBE / "started").touch()
+        deadline = time.monotonic() + 20
+        while not (PROBE / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
         return "VERSION"
 
     def cleanup(self):
-        probe.log.append("cleanup VERSION")
+        with open(PROBE / "log", "a") as log:
+            log.write("cleanup VERSION\\n")
 """
 
 
+def _probe_log(probe: Path) -> list[str]:
+    log = probe / "log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
 def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
-    tools_dir: Path, make_loader, probe: types.SimpleNamespace
+    tools_dir: Path, make_loader, probe: Path
 ) -> None:
-    path = write(tools_dir / "slow.py", SLOW_CLASS.replace("VERSION", "v1"))
+    source = SLOW_CLASS.replace("PROBE_DIR", repr(str(probe)))
+    path = write(tools_dir / "slow.py", source.replace("VERSION", "v1"))
     ld = make_loader(tools_dir)
     results: list[str] = []
     caller = threading.Thread(target=lambda: results.append(call_text(ld, "slow")))
     caller.start()
-    assert probe.started.wait(10)
-    path.write_text(SLOW_CLASS.replace("VERSION", "v2"))
+    eventually(lambda: (probe / "started").exists())
+    path.write_text(source.replace("VERSION", "v2"))
     eventually(
         lambda: (
             ld.registry.get("slow") is not None
@@ -320,11 +334,11 @@ def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
             and ld.registry.generation >= 2
         )
     )
-    assert probe.log == []  # the old instance is still serving a call
-    probe.release.set()
+    assert _probe_log(probe) == []  # the old instance is still serving a call
+    (probe / "release").touch()
     caller.join(10)
     assert results == ["v1"]
-    eventually(lambda: probe.log == ["cleanup v1"])
+    eventually(lambda: _probe_log(probe) == ["cleanup v1"])
     assert call_text(ld, "slow") == "v2"
 
 
@@ -439,6 +453,7 @@ def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loa
     assert errors == []
 
 
+@pytest.mark.parametrize("isolation", ["thread"])  # process mode has one import worker: see README
 def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_loader) -> None:
     write(tools_dir / "ok.py", function_tool_source("ok", "return 'v1'"))
     config = replace(FAST, import_timeout=60.0, rescan_interval=0)

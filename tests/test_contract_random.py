@@ -2,7 +2,7 @@
 
 A randomized walk over creates, edits (in place, atomic rename, truncate-then-write),
 breaks, fixes, empties, renames, moves into sub-folders and deletes, on the real
-filesystem with the real watchdog observer. The oracle is computed from what the
+filesystem with the real watchdog observer, in both isolation modes. The oracle is computed from what the
 test wrote: a good file contributes its tools; a broken file its last good
 version (if the path had one); names are unique, so no conflicts arise.
 """
@@ -70,6 +70,12 @@ def _actual(loader: ToolLoader) -> dict[str, str]:
         content = loader.registry.invoke(name, {})["content"][0]
         actual[name] = str(content.get("text"))
     return actual
+
+
+@pytest.fixture(params=["thread", "process"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """Both isolation modes: the registry converges to the disk in each."""
+    return str(request.param)
 
 
 SEEDS = [int(s) for s in os.environ.get("TOOL_LOADER_RANDOM_SEEDS", "11,29,47").split(",")]

@@ -8,9 +8,16 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from support import call_text, write
 
 from loader.reload.importer import NAMESPACE, ToolImporter
+
+
+@pytest.fixture(params=["thread", "process"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """Tests that go through a loader hold in both modes (the worker uses the same importer)."""
+    return str(request.param)
 
 
 def _bare_names_from(folder: Path) -> list[str]:

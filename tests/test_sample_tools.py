@@ -1,4 +1,4 @@
-"""The sample tools: every one loads and answers a sample call through the registry."""
+"""The sample tools: every one loads and answers a sample call through the registry, in both isolation modes."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from loader.types import ToolResult
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 
 
-@pytest.fixture(scope="module")
-def samples() -> Iterator[ToolLoader]:
-    loader = ToolLoader([SAMPLE_TOOLS])
+@pytest.fixture(scope="module", params=["thread", "process"])
+def samples(request: pytest.FixtureRequest) -> Iterator[ToolLoader]:
+    """The sample folder, loaded in each isolation mode: every sample behaves the same in both."""
+    loader = ToolLoader([SAMPLE_TOOLS], isolation=request.param)
     loader.scan()
     yield loader
     loader.close()

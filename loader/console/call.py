@@ -23,6 +23,7 @@ from rich.text import Text
 from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
 from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
+from .isolation_args import loader_config
 from .render import existing_dirs, find_tool, load_tools, quiet_logs
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
@@ -188,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     data = parse_input(args.inputs, args.input_file)
     dirs = existing_dirs(args.dirs)
     err = stderr_console()
-    loader, report = load_tools(dirs, progress_console=err)
+    loader, report = load_tools(dirs, progress_console=err, config=loader_config(args))
     try:
         tool = find_tool(loader, args.name, report)
         try:

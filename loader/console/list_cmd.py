@@ -10,6 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .isolation_args import loader_config
 from .render import (
     columns_for_width,
     display_path,
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     """Scan without watching; exit 1 when any file failed, got stuck or lost a name to another file."""
     quiet_logs(args.verbose)
     dirs = existing_dirs(args.dirs)
-    loader, report = load_tools(dirs, progress_console=stderr_console())
+    loader, report = load_tools(dirs, progress_console=stderr_console(), config=loader_config(args))
     try:
         tools = loader.registry.snapshot().tools()
         if args.json:

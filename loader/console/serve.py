@@ -14,6 +14,7 @@ from rich.console import Console
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .gate_options import add_gate_arguments, gate_config
 from .history_options import add_history_arguments, attach_history
+from .isolation_args import loader_config
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
@@ -242,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     console = stderr_console()
     if args.transport == "http":
         _http_options(args)  # refuse bad auth settings before loading anything
-    loader = ToolLoader(dirs, config=gate_config(args))
+    loader = ToolLoader(dirs, config=gate_config(args, loader_config(args)))
     attach_history(loader, args)
     server = MCPToolServer(
         loader.registry,

@@ -28,6 +28,7 @@ from ..status import LoaderEvent, LoaderEventKind, ScanReport
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .gate_options import add_gate_arguments, gate_config
 from .history_options import add_history_arguments, attach_history
+from .isolation_args import loader_config
 from .render import (
     STATE_STYLES,
     callback_line,
@@ -258,7 +259,9 @@ def run(args: argparse.Namespace) -> int:
     if interactive:
         _route_logs_to(console)
     progress = stderr_console() if interactive else None
-    loader, report = load_tools(dirs, progress_console=progress, config=gate_config(args))
+    loader, report = load_tools(
+        dirs, progress_console=progress, config=gate_config(args, loader_config(args))
+    )
     attach_history(loader, args)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [

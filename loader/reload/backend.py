@@ -15,10 +15,11 @@ from types import ModuleType
 from typing import Protocol
 
 from ..types import AgentTool
+from .config import LoaderConfig
 from .importer import ToolImporter
 from .worker import ImportJob, ImportPool
 
-__all__ = ["Discover", "InProcessBackend", "LoadBackend"]
+__all__ = ["Discover", "InProcessBackend", "LoadBackend", "make_backend"]
 
 Discover = Callable[[ModuleType, Path], list[AgentTool]]
 """Turns an imported module into its tools (the loader's pluggy discovery)."""
@@ -26,6 +27,10 @@ Discover = Callable[[ModuleType, Path], list[AgentTool]]
 
 class LoadBackend(Protocol):
     """What the loader needs from whatever imports tool files."""
+
+    enforces_timeouts: bool
+    """True when ``start_load`` jobs end by themselves at the import deadline (a killed worker
+    process); the loader then waits for their outcome instead of abandoning them."""
 
     @property
     def executions(self) -> int:
@@ -82,6 +87,8 @@ class LoadBackend(Protocol):
 class InProcessBackend:
     """Imports into this interpreter, on a worker thread with a deadline (the default)."""
 
+    enforces_timeouts = False
+
     def __init__(self, roots: Sequence[Path]) -> None:
         self._importer = ToolImporter(roots)
         self._worker = ImportPool()
@@ -130,3 +137,26 @@ class InProcessBackend:
     def close(self) -> None:
         self._worker.close()
         self._importer.close()
+
+
+def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
+    """The backend ``config.isolation`` asks for (process mode is imported only when used)."""
+    if config.isolation == "process":
+        from ..isolation import ProcessBackend, WorkerOptions
+
+        options = WorkerOptions(
+            worker_env=config.worker_env,
+            max_memory_mb=config.max_memory_mb,
+            call_timeout=config.call_timeout,
+            command_prefix=config.worker_command_prefix,
+        )
+        return ProcessBackend(
+            paths,
+            options,
+            builtin_plugins=config.builtin_plugins,
+            entry_point_plugins=config.entry_point_plugins,
+            import_timeout=config.import_timeout,
+        )
+    if config.isolation != "thread":
+        raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
+    return InProcessBackend(paths)

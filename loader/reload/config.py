@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .watcher import WatchTimings
 
@@ -27,6 +28,12 @@ class LoaderConfig:
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
+        isolation: ``"thread"`` imports and calls in this process (the default);
+            ``"process"`` runs them in supervised worker processes (``loader.isolation``).
+        worker_env: Process mode: extra environment variable names workers inherit.
+        max_memory_mb: Process mode: address-space limit of each worker, in MB.
+        worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
+        call_timeout: Seconds before a call is answered with a timeout error (0 disables).
         gate: Run a changed file's tool examples before it goes live; a failure
             rejects the new version and the last good one keeps serving.
         example_timeout: Seconds one example may run before it counts as failed.
@@ -41,5 +48,10 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
+    isolation: Literal["thread", "process"] = "thread"
+    worker_env: tuple[str, ...] = ()
+    max_memory_mb: int | None = None
+    worker_command_prefix: tuple[str, ...] = ()
+    call_timeout: float = 60.0
     gate: bool = False
     example_timeout: float = 5.0

@@ -135,8 +135,9 @@ class ToolImporter:
     reads only ``sys.modules`` once the module is loaded.
     """
 
-    def __init__(self, roots: Sequence[Path]) -> None:
-        self.tag = f"l{next(_instance_counter)}"
+    def __init__(self, roots: Sequence[Path], *, tag: str | None = None) -> None:
+        # A worker process names its modules exactly as the loader that started it (``tag``).
+        self.tag = tag or f"l{next(_instance_counter)}"
         self.prefix = f"{NAMESPACE}.{self.tag}"
         self._roots: dict[str, Path] = {}
         for index, root in enumerate(roots):

@@ -24,6 +24,9 @@ from .worker import ImportJob, ImportTimeout
 
 __all__ = ["ImportOutcome", "ImportRunner"]
 
+_BACKEND_DEADLINE_SLACK = 1.0
+"""How long past the deadline to wait for a backend that ends stuck jobs itself."""
+
 
 @dataclass(frozen=True, slots=True)
 class ImportOutcome:
@@ -84,11 +87,14 @@ class ImportRunner:
             job = self._backend.start_load(path, record.module_name, read.data, read.digest, self._discover)
             now = time.monotonic()
             flight = _Flight(job, read.digest, now + self._timeout, time.time())
-            job.wait(min(self._patience, self._timeout) if watching else self._timeout)
+            slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
+            job.wait(min(self._patience, self._timeout) if watching else self._timeout + slack)
         if flight.job.done:
             self._land(path)
             return self._finished(path, flight.job)
-        remaining = flight.deadline - time.monotonic()
+        # A backend that ends stuck jobs itself gets a little slack to report its own timeout.
+        slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
+        remaining = flight.deadline + slack - time.monotonic()
         if remaining <= 0 or not watching:
             self._land(path)
             error = flight.job.timeout_error(self._timeout)
@@ -120,6 +126,8 @@ class ImportRunner:
         seconds = time.monotonic() - (job.started or job.submitted)
         try:
             found = job.outcome()
+        except ImportTimeout as exc:  # a backend that enforces its own deadline
+            return ImportOutcome({}, _timeout_info(exc, path), seconds)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and not _raised_in(exc, path):
                 raise

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..fingerprint import FingerprintCache
 from ..registry import RegistrySnapshot, ToolRegistry
@@ -30,7 +30,7 @@ from ..status import (
     ScanReport,
 )
 from ..types import AgentTool
-from .backend import InProcessBackend, LoadBackend
+from .backend import LoadBackend, make_backend
 from .batch import BatchPlan, load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
@@ -65,18 +65,21 @@ class ToolLoader:
         plugins: Sequence[object] = (),
         recursive: bool | None = None,
         config: LoaderConfig | None = None,
+        isolation: Literal["thread", "process"] | None = None,
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         config = config or LoaderConfig()
         if recursive is not None and recursive != config.recursive:
             config = replace(config, recursive=recursive)
+        if isolation is not None and isolation != config.isolation:
+            config = replace(config, isolation=isolation)
         self.config = config
         self.paths: tuple[Path, ...] = tuple(dict.fromkeys(Path(raw).expanduser().resolve() for raw in paths))
         if not self.paths:
             raise ValueError("ToolLoader needs at least one folder to load")
         self.registry = registry if registry is not None else ToolRegistry()
-        self._backend: LoadBackend = InProcessBackend(self.paths)
+        self._backend: LoadBackend = make_backend(self.paths, config)
         self._records: dict[Path, FileRecord] = {}
         self._by_module: dict[str, Path] = {}
         self._ownership = NameOwnership()

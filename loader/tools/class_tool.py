@@ -227,6 +227,9 @@ def get_tool_metadata(obj: Any) -> ToolMetadata | None:
     """
     if isinstance(obj, ClassTool):
         return obj.metadata
+    carried = getattr(obj, "metadata", None) if isinstance(obj, AgentTool) else None
+    if isinstance(carried, ToolMetadata):  # a process-mode proxy carries its class tool's metadata
+        return carried
     owner = obj if isinstance(obj, type) else type(obj)
     found = getattr(owner, METADATA_ATTR, None)
     return found if isinstance(found, ToolMetadata) else None

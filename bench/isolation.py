@@ -1,0 +1,217 @@
+"""Benchmark 8: what process isolation costs, beside thread mode.
+
+Three figures, each for ``isolation="thread"`` and ``isolation="process"`` on
+the same folder:
+
+* warm call: ``ToolRegistry.invoke`` of a two-int tool, per call (median over
+  batches of about 20 ms), after the tool has been called once;
+* save to callable: an in-place save of one file in a folder of ten, until a
+  call returns the new text (polling with ``time.sleep(0)``);
+* crash recovery (process mode only): from the start of a call that kills its
+  worker (``os._exit``) until a call of another tool succeeds again.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    BenchResult,
+    Options,
+    Table,
+    Target,
+    fmt_ms,
+    fmt_us,
+    per_call,
+    save_in_place,
+    scratch_dir,
+    summarize,
+    time_until,
+)
+
+NAME = "isolation"
+CALL_LIMIT = 300e-6
+SAVE_LIMIT = 0.010
+RECOVERY_LIMIT = 1.0
+SAVE_TIMEOUT = 2.0
+FOLDER_FILES = 10
+
+ADD = '''from loader import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+
+CRASH = '''import os
+
+from loader import tool
+
+
+@tool
+def crash() -> str:
+    """Kill this worker process."""
+    os._exit(3)
+'''
+
+
+def _saved(version: str) -> str:
+    return (
+        f'from loader import tool\n\n\n@tool\ndef saved() -> str:\n    """Saved."""\n    return {version!r}\n'
+    )
+
+
+def _loader(folder: Path, isolation: str) -> Any:
+    from loader.reload.loader import LoaderConfig, ToolLoader
+
+    loader = ToolLoader([folder], config=LoaderConfig(isolation=isolation))  # type: ignore[arg-type]
+    loader.scan()
+    loader.start()
+    return loader
+
+
+def _text(loader: Any, name: str, data: dict[str, Any] | None = None) -> str | None:
+    result = loader.registry.invoke(name, data or {})
+    if result.get("status") != "success":
+        return None
+    block = result["content"][0]
+    return str(block.get("text", block.get("json")))
+
+
+def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
+    with scratch_dir(f"isolation-{isolation}") as base:
+        folder = base / "tools"
+        folder.mkdir()
+        (folder / "add.py").write_text(ADD)
+        (folder / "crash.py").write_text(CRASH)
+        for i in range(FOLDER_FILES - 3):
+            (folder / f"other{i}.py").write_text(_saved(f"other{i}").replace("saved", f"other{i}"))
+        path = folder / "saved.py"
+        path.write_text(_saved("v0"))
+        loader = _loader(folder, isolation)
+        try:
+            registry = loader.registry
+            if registry.invoke("add", {"a": 1, "b": 2}).get("status") != "success":
+                raise RuntimeError(f"{isolation}: add is not callable")
+            calls = per_call(lambda: registry.invoke("add", {"a": 1, "b": 2}), batches)
+
+            saves: list[float] = []
+            never = 0
+            for index in range(1, reps + 1):
+                expected = f"v{index}"
+                loader.wait_idle(10.0)
+                time.sleep(0.05)
+                start = time.perf_counter()
+                save_in_place(path, _saved(expected))
+                took = time_until(
+                    lambda e=expected: _text(loader, "saved") == e, start, SAVE_TIMEOUT, yield_gil=True
+                )  # type: ignore[misc]
+                if took is None:
+                    never += 1
+                else:
+                    saves.append(took)
+
+            recoveries: list[float] = []
+            if isolation == "process":
+                for _ in range(max(3, reps // 5)):
+                    loader.wait_idle(10.0)
+                    time.sleep(0.2)  # the spare is warm again
+                    start = time.perf_counter()
+                    if registry.invoke("crash", {}).get("status") != "error":
+                        raise RuntimeError("the crashing tool did not report its crash")
+                    took = time_until(
+                        lambda: _text(loader, "add", {"a": 1, "b": 2}) is not None,
+                        start,
+                        10.0,
+                        yield_gil=True,
+                    )
+                    if took is not None:
+                        recoveries.append(took)
+        finally:
+            loader.close()
+    return {
+        "call_s": calls,
+        "call": summarize(calls),
+        "save_s": saves,
+        "save": summarize(saves),
+        "save_never": never,
+        "recovery_s": recoveries,
+        "recovery": summarize(recoveries),
+    }
+
+
+def run(options: Options) -> BenchResult:
+    """Both modes on the same folder shape; targets apply to process mode."""
+    reps = options.count(50, 5)
+    batches = options.count(30, 5)
+    result = BenchResult(NAME)
+    data = {mode: _measure(mode, reps, batches) for mode in ("thread", "process")}
+    result.raw = {"reps": reps, "batches": batches, "folder_files": FOLDER_FILES, "modes": data}
+    table = Table(
+        "8. process isolation vs thread mode",
+        ["figure", "thread p50", "process p50", "process p90", "process max"],
+        note=(
+            f"warm call: ToolRegistry.invoke of add(a, b), per call, median of {batches} batches of ~20 ms; "
+            f"save to callable: {reps} in-place saves in a folder of {FOLDER_FILES} files, until a call "
+            "returns the new text; crash recovery: from the start of a call that runs os._exit until a "
+            "call of another tool succeeds."
+        ),
+    )
+    thread, process = data["thread"], data["process"]
+    table.rows.append(
+        [
+            "warm call (µs)",
+            fmt_us(thread["call"]["p50"]),
+            fmt_us(process["call"]["p50"]),
+            fmt_us(process["call"]["p90"]),
+            fmt_us(process["call"]["max"]),
+        ]
+    )
+    table.rows.append(
+        [
+            "save to callable (ms)",
+            fmt_ms(thread["save"]["p50"]),
+            fmt_ms(process["save"]["p50"]),
+            fmt_ms(process["save"]["p90"]),
+            fmt_ms(process["save"]["max"]),
+        ]
+    )
+    table.rows.append(
+        [
+            "crash recovery (ms)",
+            "- (the host dies)",
+            fmt_ms(process["recovery"]["p50"]),
+            fmt_ms(process["recovery"]["p90"]),
+            fmt_ms(process["recovery"]["max"]),
+        ]
+    )
+    result.tables.append(table)
+    call_p50 = process["call"]["p50"]
+    result.targets.append(
+        Target(
+            "process mode: warm call p50 <= 300 µs",
+            fmt_us(call_p50) + " µs",
+            call_p50 is not None and call_p50 <= CALL_LIMIT,
+        )
+    )
+    save_p50 = process["save"]["p50"]
+    result.targets.append(
+        Target(
+            "process mode: save to callable p50 <= 10 ms",
+            fmt_ms(save_p50) + f" ms ({process['save_never']} never)",
+            save_p50 is not None and process["save_never"] == 0 and save_p50 <= SAVE_LIMIT,
+        )
+    )
+    worst = process["recovery"]["max"]
+    result.targets.append(
+        Target(
+            "process mode: crashed worker replaced and serving within 1 s",
+            fmt_ms(worst) + " ms (worst)",
+            worst is not None and worst <= RECOVERY_LIMIT,
+        )
+    )
+    return result

@@ -1,0 +1,176 @@
+"""Running a call in a worker process and turning every way it can end into a ``ToolResult``.
+
+A call takes one worker for itself, sends the tool's recipe (only the module
+sources that worker has not run yet) with the ``ToolUse``, relays stream events,
+and returns the result. If the worker dies, overruns the call timeout or the
+caller cancels, the worker is killed and replaced and the caller gets an error
+result: a tool's fault never raises out of here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..results import error_result, is_tool_result_like
+from ..types import ToolResult, ToolUse
+from .errors import WorkerCrashed, WorkerError, WorkerTimeout
+from .ledger import ModuleVersion
+from .pool import WorkerPool
+from .process import WorkerProcess
+from .protocol import decode_value, encode_value, json_safe_state
+
+__all__ = ["CallRouter"]
+
+logger = logging.getLogger(__name__)
+
+
+class CallRouter:
+    """Sends calls of proxy tools to the call workers of one backend."""
+
+    def __init__(self, pool: WorkerPool, call_timeout: float) -> None:
+        self.pool = pool
+        self.call_timeout = call_timeout
+
+    def call(
+        self,
+        tool_name: str,
+        recipe: tuple[ModuleVersion, ...],
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any] | None,
+        *,
+        on_event: Callable[[Any], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ToolResult:
+        """Run ``tool_name`` from the last module of ``recipe``; never raises for the tool's fault."""
+        tool_use_id = tool_use["toolUseId"]
+        timeout = self.call_timeout or None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            worker = self.pool.acquire(timeout)
+        except WorkerTimeout:
+            return error_result(
+                tool_use_id,
+                f"Error: tool {tool_name} could not start: every call worker stayed busy for {timeout:g} s",
+            )
+        except WorkerError as exc:
+            return error_result(tool_use_id, f"Error: tool {tool_name} could not start: {exc}")
+        healthy = False
+        try:
+            result = self._run(
+                worker, tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
+            )
+            healthy = True
+            return result
+        except WorkerTimeout:
+            if cancel is not None and cancel.is_set():
+                text = f"Error: the call of tool {tool_name} was cancelled; its worker process was stopped"
+            else:
+                text = (
+                    f"Error: tool {tool_name} did not finish within {timeout:g} s; "
+                    "its worker process was stopped and replaced"
+                )
+            return error_result(tool_use_id, text)
+        except WorkerCrashed as exc:
+            return error_result(
+                tool_use_id,
+                f"Error: tool {tool_name} crashed its worker process (it {exc.exit}); "
+                "a fresh worker replaces it and the other tools are unaffected",
+            )
+        finally:
+            self.pool.release(worker, healthy=healthy)
+
+    def _run(
+        self,
+        worker: WorkerProcess,
+        tool_name: str,
+        recipe: tuple[ModuleVersion, ...],
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any] | None,
+        on_event: Callable[[Any], None] | None,
+        cancel: threading.Event | None,
+        deadline: float | None,
+    ) -> ToolResult:
+        self._collect_prepared(worker, deadline)
+        known = worker.known
+        build = [
+            [v.name, v.serial, str(v.path), None if known.get(v.name) == v.serial else encode_value(v.source)]
+            for v in recipe
+        ]
+        serial = recipe[-1].serial
+        worker.send(
+            {
+                "op": "call",
+                "build": build,
+                "serial": serial,
+                "tool": tool_name,
+                "tool_use": encode_value(tool_use),
+                "state": json_safe_state(invocation_state),
+                "stream": on_event is not None,
+            }
+        )
+        cancelled = cancel.is_set if cancel is not None else None
+        while True:
+            message = worker.receive(deadline, cancelled)
+            if "event" in message:
+                if on_event is not None:
+                    on_event(decode_value(message["event"]))
+                continue
+            break
+        result = decode_value(message.get("result"))
+        if message.get("prepared", True):
+            for version in recipe:
+                known[version.name] = version.serial
+            worker.built.add(serial)
+        else:
+            known.clear()
+        if not is_tool_result_like(result):
+            return error_result(tool_use["toolUseId"], f"Error: tool {tool_name}'s worker sent {result!r}")
+        return result  # type: ignore[no-any-return]
+
+    def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
+        """Have an idle worker build a new version now, so its first call does not pay for the import.
+
+        Fire and forget: the request is sent without waiting; the worker's answer
+        is read by whoever takes the worker next (it is the first to be handed out).
+        """
+        worker = self.pool.try_acquire_ready()
+        if worker is None:
+            return
+        healthy = True
+        try:
+            known = worker.known
+            build = [
+                [
+                    v.name,
+                    v.serial,
+                    str(v.path),
+                    None if known.get(v.name) == v.serial else encode_value(v.source),
+                ]
+                for v in recipe
+            ]
+            worker.send({"op": "prepare", "build": build, "serial": recipe[-1].serial})
+            worker.prepared.append((recipe[-1].serial, {v.name: v.serial for v in recipe}))
+        except WorkerError:
+            healthy = False
+        finally:
+            self.pool.release(worker, healthy=healthy)
+
+    @staticmethod
+    def _collect_prepared(worker: WorkerProcess, deadline: float | None) -> None:
+        """Read the answers to prepare requests sent to this worker earlier."""
+        while worker.prepared:
+            serial, versions = worker.prepared.pop(0)
+            answer = worker.receive(deadline)
+            if answer.get("ok"):
+                worker.known.update(versions)
+                worker.built.add(serial)
+            else:
+                worker.known.clear()
+
+    def cleanup(self, tool_name: str, serial: int) -> None:
+        """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""
+        self.pool.tell(lambda w: serial in w.built, {"op": "cleanup", "serial": serial, "tool": tool_name})

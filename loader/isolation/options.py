@@ -1,0 +1,89 @@
+"""How worker processes are started and bounded: one small frozen object."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["DEFAULT_WORKER_ENV", "WorkerOptions", "worker_environment"]
+
+DEFAULT_WORKER_ENV: Final[tuple[str, ...]] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "VIRTUAL_ENV",
+    "PYTHONUTF8",
+    "PYTHONIOENCODING",
+    "PYTHONHASHSEED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONWARNINGS",
+)
+"""What a worker inherits by default: what Python and ordinary libraries need to run.
+
+Nothing that usually holds a secret (``AWS_*``, ``*_TOKEN``, ``*_API_KEY``,
+``DATABASE_URL``, ...) is on it; a tool that needs such a variable gets it
+through ``worker_env`` (``--worker-env NAME``). ``PYTHONPATH`` is not needed:
+the worker is given the loader's ``sys.path`` directly.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """Settings of the worker processes behind ``isolation="process"``.
+
+    Attributes:
+        worker_env: Extra environment variable names (or ``fnmatch`` patterns such
+            as ``MYAPP_*``) passed to workers, on top of ``DEFAULT_WORKER_ENV``.
+        max_memory_mb: Address-space limit of each worker (``RLIMIT_AS``), or None.
+            It counts virtual memory, so leave room above the ~100-300 MB an
+            interpreter with the loader already maps.
+        call_workers: Most processes running calls at once; each runs one call at
+            a time, so a call that crashes or hangs harms only its own.
+        spare_workers: Started processes kept idle, so neither a save nor a call
+            waits for an interpreter to start.
+        call_timeout: Seconds before a call's worker is killed and the call
+            answered with an error result (0 disables).
+        start_timeout: Seconds a new worker has to report that it is ready.
+        command_prefix: A wrapper the worker's ``python`` command is run under, such as
+            ``("bwrap", "--ro-bind", "/", "/", ..., "--")``: where a sandbox goes.
+    """
+
+    worker_env: tuple[str, ...] = ()
+    max_memory_mb: int | None = None
+    call_workers: int = 8
+    spare_workers: int = 1
+    call_timeout: float = 60.0
+    start_timeout: float = 30.0
+    command_prefix: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.call_workers < 1:
+            raise ValueError(f"call_workers must be at least 1, not {self.call_workers}")
+        if self.spare_workers < 0:
+            raise ValueError(f"spare_workers cannot be negative ({self.spare_workers})")
+        if self.max_memory_mb is not None and self.max_memory_mb < 1:
+            raise ValueError(
+                f"max_memory_mb must be a positive number of megabytes, not {self.max_memory_mb}"
+            )
+
+
+def worker_environment(allow: tuple[str, ...], source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of ``source`` (default ``os.environ``) named by the default list or ``allow``."""
+    environ = os.environ if source is None else source
+    patterns = (*DEFAULT_WORKER_ENV, *allow)
+    return {
+        name: value
+        for name, value in environ.items()
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    }

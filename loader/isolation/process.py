@@ -1,0 +1,241 @@
+"""One worker process, seen from the loader: start, ask, stop, and say how it ended.
+
+Workers are plain ``subprocess`` children rather than ``multiprocessing``
+processes because the loader must choose their environment (an allowlist) and
+working directory, and must not re-import the host's ``__main__``. They run
+``python -I`` (no current folder on ``sys.path``, no ``PYTHON*`` variables
+read by the interpreter) with the loader's own ``sys.path``, in their own
+session so a Ctrl-C in the console reaches only the console.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Final
+
+from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
+from .protocol import Channel, ChannelClosed
+
+__all__ = ["WorkerProcess"]
+
+logger = logging.getLogger(__name__)
+
+_BOOT: Final = (
+    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+    "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
+)
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+class WorkerProcess:
+    """A started worker and the parent's end of its pipes.
+
+    Not thread-safe: whoever holds it (the import role, or one call at a time)
+    is its only user.
+    """
+
+    def __init__(
+        self, settings: dict[str, Any], env: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()
+    ) -> None:
+        fault_read, fault_write = os.pipe()
+        os.set_blocking(fault_read, False)
+        try:
+            self.process = subprocess.Popen(
+                [
+                    *prefix,
+                    sys.executable,
+                    "-I",
+                    "-c",
+                    _BOOT,
+                    json.dumps(sys.path),
+                    json.dumps({**settings, "fault_fd": fault_write}),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                pass_fds=(fault_write,),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(fault_read)
+            raise WorkerStartError(f"could not start a worker process with {sys.executable}: {exc}") from exc
+        finally:
+            os.close(fault_write)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        reader = Connection(os.dup(self.process.stdout.fileno()), writable=False)
+        writer = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        self.process.stdin.close()
+        self.process.stdout.close()
+        self.channel = Channel(reader, writer)
+        self._fault_read = fault_read
+        self.ready = False
+        self.known: dict[str, int] = {}
+        """Module versions (name → serial) this worker holds, as confirmed by its answers."""
+        self.built: set[int] = set()
+        """Tool-module versions this worker has made tool instances of (for ``cleanup``)."""
+        self.pending: list[dict[str, Any]] = []
+        """Requests (cleanups) to send once the current user hands the worker back."""
+        self.prepared: list[tuple[int, dict[str, int]]] = []
+        """Prepare requests sent without waiting: (tool serial, versions it builds), answered in order."""
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait for the worker's hello; ``WorkerStartError`` if it fails or is late."""
+        if self.ready:
+            return
+        try:
+            if not self.channel.poll(timeout):
+                self.kill()
+                raise WorkerStartError(f"worker process {self.pid} did not start within {timeout:g} s")
+            hello = self.channel.receive()
+        except ChannelClosed as exc:
+            raise WorkerStartError(
+                f"worker process {self.pid} exited at start ({self.exit_description()})"
+            ) from exc
+        if not hello.get("ready"):
+            self.kill()
+            raise WorkerStartError(
+                str(hello.get("fatal") or f"worker process {self.pid} sent {hello!r} at start")
+            )
+        self.ready = True
+
+    def ready_now(self) -> bool:
+        """Whether the worker has said hello (read without waiting if it is in the pipe)."""
+        if self.ready:
+            return True
+        try:
+            if self.channel.poll(0):
+                self.wait_ready(0.1)
+        except (ChannelClosed, WorkerStartError):
+            return False
+        return self.ready
+
+    def request(self, message: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        """Send one request and return its answer (no intermediate messages expected)."""
+        self.send(message)
+        return self.receive(None if timeout is None else time.monotonic() + timeout)
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.channel.send(message)
+        except ChannelClosed as exc:
+            raise self._crashed() from exc
+
+    def receive(self, deadline: float | None, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died."""
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if cancelled is not None:
+                wait = 0.2 if wait is None else min(wait, 0.2)
+            try:
+                if self.channel.poll(wait):
+                    return self.channel.receive()
+            except ChannelClosed as exc:
+                raise self._crashed() from exc
+            if cancelled is not None and cancelled():
+                raise WorkerTimeout("the call was cancelled")
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WorkerTimeout(f"worker process {self.pid} did not answer in time")
+
+    def _crashed(self) -> WorkerCrashed:
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        how = self.exit_description()
+        return WorkerCrashed(f"worker process {self.pid} {how}", exit=how)
+
+    def exit_description(self) -> str:
+        """``exited with status 3`` / ``was killed by SIGSEGV`` / ``is running``."""
+        code = self.process.poll()
+        if code is None:
+            return "is running"
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with status {code}"
+
+    def stack_in(self, watch_file: Path, wait: float = 0.5) -> tuple[int | None, str]:
+        """The line of ``watch_file`` the worker is executing, and all its threads' stacks.
+
+        Asks the worker's ``faulthandler`` (SIGUSR1), which answers from a C
+        signal handler, so this works even while C code holds the GIL.
+        """
+        try:
+            os.kill(self.pid, signal.SIGUSR1)
+        except OSError:
+            return None, ""
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + wait
+        quiet_after = 0.05
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self._fault_read], [], [], quiet_after if chunks else wait)
+            if not ready:
+                if chunks:
+                    break
+                continue
+            try:
+                data = os.read(self._fault_read, 65536)
+            except BlockingIOError:
+                continue
+            if not data:
+                break
+            chunks.append(data)
+        stack = b"".join(chunks).decode("utf-8", "replace")
+        target = str(watch_file)
+        for match in _FRAME.finditer(stack):  # most recent call first
+            if match["file"] == target:
+                return int(match["line"]), stack
+        return None, stack
+
+    def kill(self) -> None:
+        """Stop the worker at once, and any process a tool started in its group, and release its pipes.
+
+        SIGKILL works whatever the worker's code is doing (even C code holding the GIL).
+        """
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session and group
+        except OSError:
+            pass
+        if self.process.poll() is None:
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            logger.warning("pid=<%s> | worker did not exit after SIGKILL", self.pid)
+        self.channel.close()
+        if self._fault_read >= 0:
+            fault_read, self._fault_read = self._fault_read, -1
+            os.close(fault_read)
+
+    def close(self) -> None:
+        """Let the worker exit on its own (end of its input), killing it if it lingers."""
+        self.channel.close()
+        try:
+            self.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()

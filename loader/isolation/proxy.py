@@ -1,0 +1,210 @@
+"""``ProxyTool``: an ``AgentTool`` in the loader's process whose code runs in a worker process.
+
+It answers everything a listing or a model request needs (spec, kind, source,
+display properties) from the description the import worker sent, without a
+round trip; only calls go to a worker. Calls have the same shapes as in-process:
+``invoke``/``ainvoke`` return a ``ToolResult``, ``stream`` yields the tool's
+events and then the result.
+
+What crosses to the worker with a call: the ``ToolUse`` and the JSON-safe
+entries of the invocation state. What does not: ``agent`` (and any other live
+object), which a tool in a worker sees as absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from ..results import exception_result
+from ..tools.metadata import ToolMetadata
+from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame
+from .calls import CallRouter
+from .ledger import ModuleVersion
+from .protocol import decode_value
+
+__all__ = ["ProxyTool", "ToolDescription"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDescription:
+    """What the import worker reports about one discovered tool."""
+
+    name: str
+    spec: ToolSpec
+    tool_type: str
+    is_async: bool
+    streaming: bool
+    source_file: str | None
+    source_line: int | None
+    version: str | None
+    category: str | None
+    tags: tuple[str, ...]
+    display: dict[str, str]
+    hot_reload: bool
+    metadata: ToolMetadata | None
+
+    @classmethod
+    def from_message(cls, data: dict[str, Any]) -> ToolDescription:
+        raw_metadata = data.get("metadata")
+        return cls(
+            name=str(data["name"]),
+            spec=decode_value(data["spec"]),
+            tool_type=str(data["type"]),
+            is_async=bool(data.get("is_async")),
+            streaming=bool(data.get("streaming")),
+            source_file=data.get("source_file"),
+            source_line=data.get("source_line"),
+            version=data.get("version"),
+            category=data.get("category"),
+            tags=tuple(str(t) for t in data.get("tags") or ()),
+            display={str(k): str(v) for k, v in (data.get("display") or {}).items()},
+            hot_reload=bool(data.get("hot_reload")),
+            metadata=None if raw_metadata is None else ToolMetadata.model_validate(raw_metadata),
+        )
+
+
+class ProxyTool(AgentTool):
+    """Stands in for one version of a tool that lives in worker processes."""
+
+    def __init__(
+        self, description: ToolDescription, recipe: tuple[ModuleVersion, ...], router: CallRouter
+    ) -> None:
+        super().__init__()
+        self.description = description
+        self.recipe = recipe
+        self._router = router
+
+    # -- what listings and models read ------------------------------------------------------
+    @property
+    def tool_name(self) -> str:
+        return self.description.name
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        """A fresh copy each time, as in-process tools give."""
+        return decode_value(self.description.spec)  # type: ignore[no-any-return]
+
+    @property
+    def tool_type(self) -> str:
+        return self.description.tool_type
+
+    @property
+    def supports_hot_reload(self) -> bool:
+        return self.description.hot_reload
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the tool's own body is ``async``; the proxy never blocks a loop either way."""
+        return self.description.is_async
+
+    @property
+    def is_generator(self) -> bool:
+        """Whether the tool streams events."""
+        return self.description.streaming
+
+    @property
+    def source_file(self) -> str | None:
+        return self.description.source_file
+
+    @property
+    def source_line(self) -> int | None:
+        return self.description.source_line
+
+    @property
+    def version(self) -> str | None:
+        """A class tool's declared version."""
+        return self.description.version
+
+    @property
+    def metadata(self) -> ToolMetadata | None:
+        """A class tool's ``ToolMetadata`` (None for other kinds)."""
+        return self.description.metadata
+
+    @property
+    def category(self) -> str | None:
+        return self.description.category
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.description.tags
+
+    @property
+    def serial(self) -> int:
+        """The version of the tool's module this proxy runs."""
+        return self.recipe[-1].serial
+
+    def get_display_properties(self) -> dict[str, str]:
+        props = dict(self.description.display)
+        props["Isolation"] = "process"
+        return props
+
+    # -- calls -------------------------------------------------------------------------------
+    def invoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        """Run the tool in a worker, on the calling thread (no event loop needed)."""
+        tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
+        return self._router.call(self.tool_name, self.recipe, tool_use, state)
+
+    async def ainvoke(
+        self,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+    ) -> ToolResult:
+        """Run the tool in a worker without blocking the loop; cancelling stops the worker."""
+        tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(
+                self._router.call, self.tool_name, self.recipe, tool_use, state, cancel=cancel
+            )
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
+        """The tool's events as the worker sends them, then the ``ToolResult``."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()
+        cancel = threading.Event()
+
+        def on_event(event: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, (False, event))
+
+        def run() -> None:
+            try:
+                result = self._router.call(
+                    self.tool_name, self.recipe, tool_use, invocation_state, on_event=on_event, cancel=cancel
+                )
+            except BaseException as exc:  # handed to the consumer as an error result
+                result = exception_result(tool_use["toolUseId"], exc)
+            loop.call_soon_threadsafe(queue.put_nowait, (True, result))
+
+        threading.Thread(target=run, name=f"tool-loader-call-{self.tool_name}", daemon=True).start()
+        try:
+            while True:
+                final, value = await queue.get()
+                yield value
+                if final:
+                    return
+        finally:
+            cancel.set()
+
+    def cleanup(self) -> Awaitable[None] | None:
+        """Run the tool's own ``cleanup()`` in each worker that made an instance of this version."""
+        self._router.cleanup(self.tool_name, self.serial)
+        return None

@@ -1,0 +1,421 @@
+"""The entry point of a worker process: imports tool files and runs calls for the loader.
+
+Started by ``loader.isolation.process`` as ``python -I -c BOOT SYS_PATH SETTINGS``;
+stdin and stdout carry the protocol (``loader.isolation.protocol``) and are
+moved out of the tool code's way at once: ``print`` in a tool goes to stderr.
+
+A worker plays one role at a time. The import worker keeps a ``ToolImporter``
+exactly as the in-process loader does (sibling imports, helpers, the
+dependency graph) and answers with descriptions of the tools it discovered.
+A call worker rebuilds the modules a tool needs from the exact bytes the
+import worker ran (a "recipe"), discovers the tool and runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import faulthandler
+import json
+import os
+import signal
+import sys
+from collections import OrderedDict
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..errors import ToolDefinitionError
+from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
+from ..names import is_valid_tool_name, normalise_tool_name
+from ..reload.importer import ToolImporter
+from ..results import error_result, exception_result, is_tool_result_like
+from ..status import error_info_from_exception
+from ..tools.class_tool import get_tool_metadata
+from ..types import AgentTool, ToolResult, ToolUse
+from .protocol import Channel, ChannelClosed, decode_value, encode_value
+
+__all__ = ["main"]
+
+_BUILT_TOOLS_KEPT = 512
+"""Tool-module versions a call worker keeps built; older ones are rebuilt from their recipe if called."""
+
+
+class _RecordingImporter(ToolImporter):
+    """A ``ToolImporter`` that remembers every module it executed, with the bytes it ran."""
+
+    def __init__(self, roots: list[Path], tag: str) -> None:
+        super().__init__(roots, tag=tag)
+        self.executed: list[tuple[str, Path, bytes]] = []
+
+    def _execute(self, module: ModuleType, path: Path, source: bytes) -> None:
+        super()._execute(module, path, source)
+        self.executed.append((module.__name__, path, source))
+
+
+class _LoaderView:
+    """What discovery plugins may ask of "the loader" inside a worker."""
+
+    def __init__(self, paths: tuple[Path, ...], plugin_manager: Any) -> None:
+        self.paths = paths
+        self.plugin_manager = plugin_manager
+
+    def class_tool_args(self, cls: type, path: Path) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        answer = self.plugin_manager.hook.tool_loader_class_tool_args(cls=cls, path=path)
+        if answer is None:
+            return (), {}
+        args, kwargs = answer
+        return tuple(args), dict(kwargs)
+
+
+def _plugin_manager(builtin: bool, entry_points: bool) -> Any:
+    import importlib
+
+    import pluggy
+
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    manager.add_hookspecs(ToolLoaderHookSpecs)
+    if builtin:
+        names: tuple[str, ...] = importlib.import_module("loader.plugins").BUILTIN_PLUGINS
+        for name in names:
+            manager.register(importlib.import_module(name), name=name)
+    if entry_points:
+        try:
+            manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        except Exception as exc:  # a broken third-party plugin must not stop the worker
+            print(f"tool-loader worker: could not load plugin entry points: {exc!r}", file=sys.stderr)
+    return manager
+
+
+def describe(tool: AgentTool) -> dict[str, Any]:
+    """What the loader's proxy needs to stand in for ``tool``: spec, kind and display facts."""
+    metadata = get_tool_metadata(tool)
+    version = metadata.version if metadata is not None else getattr(tool, "version", None)
+    line = getattr(tool, "source_line", None)
+    source = getattr(tool, "source_file", None)
+    return {
+        "name": tool.tool_name,
+        "spec": encode_value(tool.tool_spec),
+        "type": tool.tool_type,
+        "is_async": getattr(tool, "is_async", None) is True,
+        "streaming": getattr(tool, "is_generator", None) is True,
+        "source_file": source if isinstance(source, str) else None,
+        "source_line": line if isinstance(line, int) else None,
+        "version": None if version is None else str(version),
+        "category": tool.category,
+        "tags": list(tool.tags),
+        "display": encode_value(tool.get_display_properties()),
+        "hot_reload": bool(tool.supports_hot_reload),
+        "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
+    }
+
+
+class Worker:
+    """Serves one request at a time from the loader, on the main thread."""
+
+    def __init__(self, channel: Channel, settings: dict[str, Any]) -> None:
+        self.channel = channel
+        self.roots = tuple(Path(p) for p in settings["roots"])
+        self.importer = _RecordingImporter(list(self.roots), settings["tag"])
+        self.plugins = _plugin_manager(settings["builtin_plugins"], settings["entry_point_plugins"])
+        self.view = _LoaderView(self.roots, self.plugins)
+        self.plugins.hook.tool_loader_configure.call_historic(kwargs={"loader": self.view})
+        self.current: dict[str, int] = {}
+        self.modules: OrderedDict[int, ModuleType] = OrderedDict()
+        self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
+        self.loop = asyncio.new_event_loop()
+
+    def serve(self) -> None:
+        handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "load": self.on_load,
+            "call": self.on_call,
+            "cleanup": self.on_cleanup,
+            "forget": self.on_forget,
+            "begin": self.on_begin,
+            "ping": self.on_ping,
+            "prepare": self.on_prepare,
+        }
+        while True:
+            try:
+                message = self.channel.receive()
+            except ChannelClosed:
+                return
+            handler = handlers.get(message.get("op", ""))
+            reply = (
+                {"ok": False, "fatal": f"unknown op {message.get('op')!r}"}
+                if handler is None
+                else handler(message)
+            )
+            self.channel.send(reply)
+
+    # -------------------------------------------------------------- modules
+    def ensure(self, items: list[list[Any]]) -> None:
+        """Run the given module versions that this process does not hold yet, in order."""
+        for name, serial, path_text, source in items:
+            if self.current.get(name) == serial:
+                continue
+            if source is None:
+                raise RuntimeError(f"worker lost module {name} (version {serial}); its source was not sent")
+            path = Path(path_text)
+            data = decode_value(source)
+            self.importer.executed.clear()
+            if path.name == "__init__.py":
+                module = self._run_package(name, path, data)
+            else:
+                module = self.importer.load(path, data)
+            self.current[name] = serial
+            self.modules[serial] = module
+            while len(self.modules) > _BUILT_TOOLS_KEPT:
+                self.modules.popitem(last=False)
+
+    def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
+        import importlib.util
+
+        from ..reload.importer import _SourceBytesLoader
+
+        spec = self.importer._file_spec(name, path, package_dir=path.parent)
+        loader = _SourceBytesLoader(self.importer, path)
+        loader.source = data
+        spec.loader = loader
+        module = importlib.util.module_from_spec(spec)
+        previous = sys.modules.get(name)
+        sys.modules[name] = module
+        try:
+            loader.exec_module(module)
+        except BaseException:
+            if previous is not None:
+                sys.modules[name] = previous
+            else:
+                sys.modules.pop(name, None)
+            raise
+        return module
+
+    def discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
+        """Every plugin's tools, with the same checks as the in-process loader."""
+        results = self.plugins.hook.tool_loader_discover_tools(module=module, path=path, loader=self.view)
+        seen: set[int] = set()
+        by_name: dict[str, AgentTool] = {}
+        for result in results:
+            for tool in result or ():
+                if id(tool) in seen:
+                    continue
+                seen.add(id(tool))
+                if not isinstance(tool, AgentTool):
+                    raise ToolDefinitionError(
+                        f"{path}: a discovery plugin returned {tool!r}, which is not an AgentTool"
+                    )
+                if not is_valid_tool_name(tool.tool_name):
+                    raise ToolDefinitionError(f"{path}: invalid tool name {tool.tool_name!r}")
+                key = normalise_tool_name(tool.tool_name)
+                if key in by_name:
+                    raise ToolDefinitionError(
+                        f"{path}: tool name {tool.tool_name!r} is defined twice in this file"
+                    )
+                by_name[key] = tool
+        return list(by_name.values())
+
+    def _executed_report(self, serial_base: int) -> list[list[Any]]:
+        report = []
+        for offset, (name, path, source) in enumerate(self.importer.executed):
+            serial = serial_base + offset
+            self.current[name] = serial
+            report.append([name, serial, str(path), encode_value(source)])
+        return report
+
+    # ------------------------------------------------------------- requests
+    def on_ping(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def on_begin(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.importer.begin_batch()
+        return {"ok": True}
+
+    def on_forget(self, message: dict[str, Any]) -> dict[str, Any]:
+        names = [str(n) for n in message.get("names", [])]
+        self.importer.forget(names)
+        for name in names:
+            self.current.pop(name, None)
+        return {"ok": True}
+
+    def on_load(self, message: dict[str, Any]) -> dict[str, Any]:
+        path = Path(message["path"])
+        name = str(message["module"])
+        self.ensure(message.get("preload", []))
+        self.importer.executed.clear()
+        before = self.importer.executions
+        tools: list[AgentTool] = []
+        error: dict[str, Any] | None = None
+        try:
+            module = self.importer.fresh_module(name, message["hash"])
+            if module is None:
+                module = self.importer.load(path, decode_value(message["source"]))
+            tools = self.discover(module, path)
+        except BaseException as exc:  # the tool file's fault, reported to the loader
+            info = error_info_from_exception(exc, path, self.roots)
+            error = {
+                "exc_type": info.exc_type,
+                "message": info.message,
+                "file": info.file,
+                "line": info.line,
+                "traceback": info.traceback,
+            }
+        executed = self._executed_report(int(message["serial_base"]))
+        touched = {name, *(item[0] for item in executed)}
+        return {
+            "ok": error is None,
+            "error": error,
+            "tools": [describe(tool) for tool in tools],
+            "executed": executed,
+            "deps": {n: sorted(self.importer.dependencies(n)) for n in touched},
+            "executions": self.importer.executions - before,
+        }
+
+    def tools_of(self, message: dict[str, Any]) -> dict[str, AgentTool]:
+        """The tools of one module version, built from its recipe the first time they are needed."""
+        serial = int(message["serial"])
+        found = self.tools.get(serial)
+        if found is not None:
+            self.tools.move_to_end(serial)
+            return found
+        self.importer.begin_batch()
+        self.ensure(message["build"])
+        module = self.modules[serial]
+        found = {tool.tool_name: tool for tool in self.discover(module, Path(str(module.__file__)))}
+        self.tools[serial] = found
+        while len(self.tools) > _BUILT_TOOLS_KEPT:
+            self.tools.popitem(last=False)
+        return found
+
+    def tool_for(self, message: dict[str, Any]) -> AgentTool:
+        tool = self.tools_of(message).get(str(message["tool"]))
+        if tool is None:
+            raise LookupError(
+                f"tool {message['tool']!r} is no longer defined by version {message['serial']} of its file"
+            )
+        return tool
+
+    def on_prepare(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Build a tool version ahead of its first call."""
+        try:
+            self.tools_of(message)
+        except BaseException as exc:  # the call will report it, if one comes
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": True}
+
+    def on_call(self, message: dict[str, Any]) -> dict[str, Any]:
+        tool_use: ToolUse = decode_value(message["tool_use"])
+        state: dict[str, Any] = decode_value(message.get("state") or {})
+        try:
+            tool = self.tool_for(message)
+        except BaseException as exc:  # rebuilding failed: an error result, not a dead worker
+            failure = _failure(tool_use["toolUseId"], exc, "could not be prepared")
+            return {"result": encode_value(failure), "prepared": False}
+        if message.get("stream"):
+            try:
+                last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
+                return {"result": encode_value(exception_result(tool_use["toolUseId"], exc))}
+            return {"result": encode_value(_final_result(last, tool_use["toolUseId"]))}
+        try:
+            result = tool.invoke(tool_use["input"], tool_use_id=tool_use["toolUseId"], invocation_state=state)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
+            result = exception_result(tool_use["toolUseId"], exc)
+        return {"result": encode_value(result)}
+
+    async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:
+        """Send every event but the last as it comes; return the last (the result)."""
+        pending: Any = None
+        have = False
+        async for event in tool.stream(tool_use, state):
+            if have:
+                self.channel.send({"event": encode_value(pending)})
+            pending, have = event, True
+        return pending
+
+    def on_cleanup(self, message: dict[str, Any]) -> dict[str, Any]:
+        serial = int(message["serial"])
+        built = self.tools.get(serial, {})
+        tool = built.pop(str(message.get("tool")), None)
+        if not built:
+            self.tools.pop(serial, None)
+        if tool is not None:
+            try:
+                outcome = tool.cleanup()
+                if outcome is not None:
+                    self.loop.run_until_complete(_await(outcome))
+            except Exception as exc:
+                print(f"tool-loader worker: cleanup of {tool.tool_name} failed: {exc!r}", file=sys.stderr)
+        return {"ok": True}
+
+
+def _final_result(event: Any, tool_use_id: str) -> Any:
+    """The stream's last event as a ``ToolResult``, as ``AgentTool.ainvoke`` reads it in-process."""
+    if is_tool_result_like(event):
+        return event
+    inner = getattr(event, "tool_result", None)  # Strands' ToolResultEvent
+    if is_tool_result_like(inner):
+        return inner
+    return error_result(tool_use_id, "Error: the tool finished without producing a result")
+
+
+async def _await(awaitable: Any) -> None:
+    await awaitable
+
+
+def _failure(tool_use_id: str, exc: BaseException, what: str) -> ToolResult:
+    result = exception_result(tool_use_id, exc)
+    result["content"][0]["text"] = f"Error: the tool {what} in its worker: {type(exc).__name__} - {exc}"
+    return result
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when the loader's process dies (no orphans in an endless loop)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def main(raw_settings: str) -> int:
+    """Run the worker until the loader closes the pipe."""
+    settings = json.loads(raw_settings)
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
+    reader = Connection(os.dup(0), writable=False)
+    writer = Connection(os.dup(1), readable=False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    for stream in (sys.stdout, sys.stderr):  # a killed worker loses nothing it printed
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True, write_through=True)
+    fault_fd = settings.get("fault_fd")
+    if isinstance(fault_fd, int):
+        faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
+    channel = Channel(reader, writer)
+    try:
+        worker = Worker(channel, settings)
+    except BaseException as exc:
+        try:
+            channel.send({"ok": False, "fatal": f"worker could not start: {type(exc).__name__}: {exc}"})
+        except ChannelClosed:
+            pass
+        return 1
+    limit = settings.get("max_memory_mb")
+    if isinstance(limit, int):
+        import resource
+
+        size = limit * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    try:
+        channel.send({"ok": True, "ready": True, "pid": os.getpid()})
+        worker.serve()
+    except ChannelClosed:
+        pass  # the loader went away: nothing left to answer
+    return 0

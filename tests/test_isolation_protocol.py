@@ -1,0 +1,134 @@
+"""The pieces of process isolation that need no process: the codec, the environment allowlist, the ledger."""
+
+from __future__ import annotations
+
+import os
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import pytest
+
+from loader.isolation import DEFAULT_WORKER_ENV, WorkerOptions, worker_environment
+from loader.isolation.ledger import ModuleLedger, ModuleVersion
+from loader.isolation.protocol import Channel, ChannelClosed, decode_value, encode_value, json_safe_state
+
+
+def test_values_round_trip_with_bytes_tagged_and_tuples_as_lists() -> None:
+    value = {"a": (1, 2.5, None), "b": b"\x00\xff", "c": [{"d": bytearray(b"xy")}], "e": float("inf")}
+    assert decode_value(encode_value(value)) == {
+        "a": [1, 2.5, None],
+        "b": b"\x00\xff",
+        "c": [{"d": b"xy"}],
+        "e": float("inf"),
+    }
+
+
+def test_objects_json_cannot_hold_cross_as_their_repr() -> None:
+    class Thing:
+        def __repr__(self) -> str:
+            return "<thing>"
+
+    assert encode_value({"x": Thing()}) == {"x": "<thing>"}
+
+
+def test_invocation_state_keeps_only_json_data_and_never_the_agent() -> None:
+    state = {
+        "agent": "anything",
+        "n": 1,
+        "nested": {"ok": [1, 2]},
+        "obj": object(),
+        3: "int key",
+        "nan": float("nan"),
+    }
+    assert json_safe_state(state) == {"n": 1, "nested": {"ok": [1, 2]}}
+    assert json_safe_state(None) == {}
+
+
+def _pipe_pair() -> tuple[Channel, Channel]:
+    a_read, b_write = os.pipe()
+    b_read, a_write = os.pipe()
+    a = Channel(Connection(a_read, writable=False), Connection(a_write, readable=False))
+    b = Channel(Connection(b_read, writable=False), Connection(b_write, readable=False))
+    return a, b
+
+
+def test_channel_carries_messages_and_reports_the_other_end_closing() -> None:
+    a, b = _pipe_pair()
+    a.send({"op": "ping", "n": [1, 2]})
+    assert b.poll(5) and b.receive() == {"op": "ping", "n": [1, 2]}
+    a.close()
+    assert b.poll(5)
+    with pytest.raises(ChannelClosed):
+        b.receive()
+    b.close()
+
+
+def test_channel_refuses_a_malformed_message() -> None:
+    a, b = _pipe_pair()
+    a.send({"ok": True})
+    assert b.receive() == {"ok": True}
+    a._writer.send_bytes(b"[1, 2]")  # bytes no well-behaved worker sends
+    with pytest.raises(ChannelClosed, match="not an object"):
+        b.receive()
+    a._writer.send_bytes(b"{oops")
+    with pytest.raises(ChannelClosed, match="malformed"):
+        b.receive()
+    a.close()
+    b.close()
+
+
+def test_worker_environment_is_the_default_allowlist_plus_what_is_asked_for() -> None:
+    source = {
+        "PATH": "/bin",
+        "HOME": "/home/u",
+        "LC_ALL": "C",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "GITHUB_TOKEN": "t",
+        "OPENAI_API_KEY": "k",
+        "MYAPP_MODE": "dev",
+        "PYTHONPATH": "/elsewhere",
+    }
+    assert worker_environment((), source) == {"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C"}
+    assert worker_environment(("MYAPP_*", "GITHUB_TOKEN"), source)["MYAPP_MODE"] == "dev"
+    assert not any(name.startswith(("AWS", "GITHUB", "OPENAI")) for name in DEFAULT_WORKER_ENV)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"call_workers": 0}, "call_workers"),
+        ({"spare_workers": -1}, "spare_workers"),
+        ({"max_memory_mb": 0}, "max_memory_mb"),
+    ],
+)
+def test_worker_options_refuse_impossible_settings(kwargs: dict[str, int], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        WorkerOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def _version(name: str, serial: int) -> ModuleVersion:
+    return ModuleVersion(name, serial, Path(f"/t/{name}.py"), f"# {name} {serial}".encode())
+
+
+def test_ledger_recipe_lists_dependencies_first_at_their_current_versions() -> None:
+    ledger = ModuleLedger()
+    for version in (_version("base", 1), _version("middle", 2), _version("user", 3)):
+        ledger.record(version)
+    ledger.set_dependencies("middle", ["base"])
+    ledger.set_dependencies("user", ["middle", "base"])
+    assert [v.name for v in ledger.recipe("user")] == ["base", "middle", "user"]
+    assert [v.name for v in ledger.recipe("user", include_self=False)] == ["base", "middle"]
+    assert ledger.dependents(["base"]) == {"middle", "user"}
+    ledger.record(_version("base", 4))
+    assert ledger.recipe("user")[0].serial == 4
+    assert ledger.next_serial == 5
+
+
+def test_ledger_forgets_modules_and_their_edges() -> None:
+    ledger = ModuleLedger()
+    ledger.record(_version("helper", 1))
+    ledger.record(_version("tool", 2))
+    ledger.set_dependencies("tool", ["helper"])
+    ledger.forget(["tool"])
+    assert ledger.dependents(["helper"]) == set()
+    assert ledger.current("tool") is None and ledger.dependencies("tool") == frozenset()

@@ -1,0 +1,71 @@
+"""``tool-loader serve --isolation process``: a tool that kills its process does not kill the server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from support import write
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "crash.py": '''
+import os
+from loader import tool
+
+@tool
+def crash() -> str:
+    """Kill the process running this tool."""
+    os._exit(7)
+''',
+    "echo.py": '''
+from loader import tool
+
+@tool
+def echo(text: str) -> str:
+    """Echo the text back."""
+    print("printed by echo")
+    return text
+''',
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_a_crashing_call_is_an_error_and_the_server_keeps_serving(
+    tools_dir: Path, tmp_path: Path
+) -> None:
+    for name, source in TOOLS.items():
+        write(tools_dir / name, source)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "loader", "serve", str(tools_dir), "--isolation", "process"],
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        cwd=str(tmp_path),
+    )
+    log_path = tmp_path / "stderr.log"
+    with log_path.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            assert sorted(t.name for t in (await client.list_tools()).tools) == ["crash", "echo"]
+            for _ in range(2):
+                crashed = await client.call_tool("crash", {})
+                assert crashed.is_error is True
+                assert "crashed its worker process (it exited with status 7)" in _text(crashed)
+                echoed = await client.call_tool("echo", {"text": "still here"})
+                assert echoed.is_error is not True and _text(echoed) == "still here"
+    assert "printed by echo" in log_path.read_text()
