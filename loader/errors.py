@@ -8,6 +8,7 @@ from typing import Any
 __all__ = [
     "DuplicateToolError",
     "InvalidToolNameError",
+    "ToolCallTimeout",
     "ToolDefinitionError",
     "ToolLoadError",
     "ToolLoaderError",
@@ -92,3 +93,24 @@ class ToolLoadError(ToolLoaderError):
         self.details = details
         where = f"{self.path}" + (f" line {line}" if line else "")
         super().__init__(f"Tool file {where}: {self.exc_type}: {message}")
+
+
+class ToolCallTimeout(ToolLoaderError, TimeoutError):
+    """A tool call did not finish within the call timeout (``CallLimits.timeout``).
+
+    Never raised out of a registry call: its error result carries this message.
+    ``started`` is False when the call was still waiting for one of the tool's
+    ``max_concurrent`` slots (the tool's earlier calls were all still running).
+    """
+
+    def __init__(self, tool_name: str, seconds: float, *, started: bool, max_concurrent: int) -> None:
+        waiting = (
+            ""
+            if started
+            else f"; it never started: all {max_concurrent} calls this tool may run at once were busy"
+        )
+        super().__init__(f"tool {tool_name!r} did not finish within the {seconds:g} s call timeout{waiting}")
+        self.tool_name = tool_name
+        self.seconds = seconds
+        self.started = started
+        self.max_concurrent = max_concurrent

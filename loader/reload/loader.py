@@ -893,7 +893,7 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 
 
 def _lines(first: AgentTool, second: AgentTool) -> str:
-    lines = [getattr(t, "source_line", None) for t in (first, second)]
+    lines = [t.source_line for t in (first, second)]
     if all(isinstance(x, int) for x in lines):
         return f" (lines {lines[0]} and {lines[1]})"
     return ""

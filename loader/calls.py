@@ -1,0 +1,196 @@
+"""Running one registry call under the call limits: on which thread, for how long, and what failure becomes.
+
+* A synchronous tool runs on its own bounded lane of threads (``loader.lanes``),
+  from ``invoke`` and ``ainvoke`` alike, so a stuck tool can only use up its
+  own ``max_concurrent_per_tool`` threads, never the ones other tools need;
+  the caller waits for the result with the deadline. Calls beyond the cap wait
+  in line rather than fail at once: a model that fans out ten calls of one tool
+  gets ten answers, and the same deadline bounds the wait (a call still in
+  line when it passes is dropped unstarted, and its result says so).
+* An async tool (``AgentTool.is_async``) runs on the caller's event loop and
+  is cancelled when its deadline passes or its caller is cancelled (an MCP
+  client's ``notifications/cancelled``); it holds no thread, so no cap applies.
+* With no timeout, ``invoke`` of a synchronous tool runs it right in the
+  calling thread: no thread hop, no deadline.
+
+Whatever tool code raises becomes an error result (``loader.containment``
+says which exceptions are the caller's instead); a timeout is an error result
+naming it (``ToolCallTimeout``). ``release`` is called exactly once per call,
+when the tool's code has really finished (a call abandoned at its deadline
+keeps counting as in flight until then, so its tool is not cleaned up under it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from .containment import belongs_to_caller
+from .errors import ToolCallTimeout
+from .lanes import LaneMap
+from .results import error_result, exception_result, is_tool_result_like
+from .types import AgentTool, ToolCall, ToolResult, run_sync
+
+__all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
+
+logger = logging.getLogger("loader.registry")
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds a call may take unless configured otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallLimits:
+    """How long one call may take, and how many calls of one tool may run at once.
+
+    Attributes:
+        timeout: Seconds a call may take, waiting for a free slot included;
+            ``None`` or 0 means no limit. An overrunning call returns an error
+            result naming the timeout.
+        max_concurrent_per_tool: Threads one synchronous tool may occupy at
+            once; further calls of it wait in line (within their timeout).
+
+    Raises:
+        ValueError: A negative or NaN timeout, or a cap below 1.
+    """
+
+    timeout: float | None = DEFAULT_CALL_TIMEOUT
+    max_concurrent_per_tool: int = 8
+
+    def __post_init__(self) -> None:
+        timeout = self.timeout
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+                raise ValueError(f"call timeout must be a number of seconds >= 0 (0: none), got {timeout!r}")
+            if timeout == 0 or math.isinf(timeout):
+                object.__setattr__(self, "timeout", None)
+        cap = self.max_concurrent_per_tool
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ValueError(f"max_concurrent_per_tool must be an integer >= 1, got {cap!r}")
+
+
+def safe_name(tool: AgentTool) -> str:
+    """The tool's name for a log line or a message, even when its ``tool_name`` raises."""
+    try:
+        return tool.tool_name
+    except Exception:
+        return repr(type(tool).__name__)
+
+
+class CallRunner:
+    """Runs calls under one ``CallLimits``; owns the per-tool lanes of synchronous tools."""
+
+    def __init__(self, limits: CallLimits | None = None) -> None:
+        self.limits = limits if limits is not None else CallLimits()
+        self._lanes = LaneMap(self.limits.max_concurrent_per_tool)
+
+    def run(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
+        """Run a call from synchronous code and return its result; never raises for the tool's fault."""
+        timeout = self.limits.timeout
+        if timeout is None:
+            try:
+                return _invoke(tool, call)
+            finally:
+                release()
+        if tool.is_async:
+            try:
+                return run_sync(functools.partial(self._on_loop, tool, call, timeout))  # type: ignore[no-any-return]
+            finally:
+                release()
+        future = self._submit(tool, call, release)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            return self._timed_out(tool, call, timeout, started=not future.cancel())
+        except BaseException:  # the caller's own Ctrl-C while it waits: drop the call if still queued
+            future.cancel()
+            raise
+
+    async def arun(
+        self,
+        tool: AgentTool,
+        call: ToolCall,
+        release: Callable[[], None],
+        arelease: Callable[[], Awaitable[None]],
+    ) -> ToolResult:
+        """Run a call from async code; async tools on this loop, sync tools on their lane."""
+        timeout = self.limits.timeout
+        if tool.is_async:
+            try:
+                return await self._on_loop(tool, call, timeout)
+            finally:
+                await arelease()
+        future = self._submit(tool, call, release)
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.wrap_future(future)
+        except TimeoutError:
+            assert timeout is not None
+            return self._timed_out(tool, call, timeout, started=not (future.cancel() or future.cancelled()))
+
+    async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
+        try:
+            async with asyncio.timeout(timeout):
+                return await _ainvoke(tool, call)
+        except TimeoutError:
+            assert timeout is not None
+            return self._timed_out(tool, call, timeout, started=True)
+
+    def _submit(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> Future[ToolResult]:
+        name = safe_name(tool)
+        future = self._lanes.lane_for(tool, name).submit(functools.partial(_invoke, tool, call))
+        future.add_done_callback(lambda _: release())
+        return future
+
+    def _timed_out(self, tool: AgentTool, call: ToolCall, timeout: float, *, started: bool) -> ToolResult:
+        name = safe_name(tool)
+        exc = ToolCallTimeout(
+            name, timeout, started=started, max_concurrent=self.limits.max_concurrent_per_tool
+        )
+        logger.warning("tool_name=<%s>, timeout=<%g>, started=<%s> | call timed out", name, timeout, started)
+        return exception_result(call.tool_use_id, exc)
+
+
+def _invoke(tool: AgentTool, call: ToolCall) -> ToolResult:
+    name = safe_name(tool)
+    try:
+        result = tool.invoke(
+            call.input, tool_use_id=call.tool_use_id, invocation_state=call.invocation_state, agent=call.agent
+        )
+    except BaseException as exc:
+        return _failed(name, call.tool_use_id, exc)
+    return _checked(result, name, call.tool_use_id)
+
+
+async def _ainvoke(tool: AgentTool, call: ToolCall) -> ToolResult:
+    name = safe_name(tool)
+    try:
+        result = await tool.ainvoke(
+            call.input, tool_use_id=call.tool_use_id, invocation_state=call.invocation_state, agent=call.agent
+        )
+    except BaseException as exc:
+        return _failed(name, call.tool_use_id, exc)
+    return _checked(result, name, call.tool_use_id)
+
+
+def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
+    if is_tool_result_like(result):
+        checked = dict(result)
+        checked["toolUseId"] = tool_use_id
+        return checked  # type: ignore[return-value]
+    kind = type(result).__name__
+    logger.error("tool_name=<%s>, result_type=<%s> | tool returned no ToolResult", name, kind)
+    return error_result(tool_use_id, f"Error: tool {name} returned {kind}, not a ToolResult")
+
+
+def _failed(name: str, tool_use_id: str, exc: BaseException) -> ToolResult:
+    if belongs_to_caller(exc):
+        raise exc
+    logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
+    return exception_result(tool_use_id, exc)

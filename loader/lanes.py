@@ -1,0 +1,117 @@
+"""Per-tool worker threads for synchronous tool bodies: one bounded lane per tool.
+
+A shared thread pool lets one runaway tool take every thread: forty calls of
+a tool that never returns, and no other synchronous tool is ever answered
+again. So each tool object gets its own lane with at most ``workers`` threads;
+calls beyond that wait in the lane's queue (their caller's deadline bounds the
+wait, and cancels them unstarted). A stuck tool can only exhaust its own lane.
+
+Lane threads are daemons: a call that never returns cannot be stopped from
+outside, and must not keep the process from exiting either (the standard
+``ThreadPoolExecutor`` joins its threads at exit). Idle threads end after
+``idle_seconds``, and a lane lives only as long as its tool object, so a tool
+replaced by a reload takes its lane (and, once they return, its threads) along.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+__all__ = ["CallLane", "LaneMap"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class CallLane:
+    """At most ``workers`` daemon threads running submitted calls in order of arrival."""
+
+    def __init__(self, name: str, workers: int, *, idle_seconds: float = 10.0) -> None:
+        if workers < 1:
+            raise ValueError(f"a lane needs at least one worker, got {workers}")
+        self.name = name
+        self.workers = workers
+        self._idle_seconds = idle_seconds
+        self._jobs: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._threads = 0
+        self._idle = 0
+
+    @property
+    def threads(self) -> int:
+        """How many threads the lane holds right now (running or idle)."""
+        return self._threads
+
+    def submit(self, function: Callable[[], T]) -> Future[T]:
+        """Queue ``function``; a thread runs it as soon as one of the lane's slots is free.
+
+        Cancelling the returned future before it starts removes the call for good.
+        """
+        future: Future[T] = Future()
+        with self._cond:
+            self._jobs.append((future, function))
+            spawn = len(self._jobs) > self._idle and self._threads < self.workers
+            if spawn:
+                self._threads += 1
+            self._cond.notify()
+        if spawn:
+            thread = threading.Thread(target=self._serve, name=f"tool-loader-call[{self.name}]", daemon=True)
+            thread.start()
+        return future
+
+    def _next(self) -> tuple[Future[Any], Callable[[], Any]] | None:
+        """The next job, or None once the thread has been idle for ``idle_seconds`` (it then ends)."""
+        with self._cond:
+            self._idle += 1
+            try:
+                while not self._jobs:
+                    if not self._cond.wait(self._idle_seconds) and not self._jobs:
+                        self._threads -= 1
+                        return None
+                return self._jobs.popleft()
+            finally:
+                self._idle -= 1
+
+    def _serve(self) -> None:
+        while True:
+            job = self._next()
+            if job is None:
+                return
+            _run(*job)
+            del job  # an idle thread holds no tool alive
+
+
+def _run(future: Future[Any], function: Callable[[], Any]) -> None:
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        result = function()
+    except BaseException as exc:  # handed to the waiting caller, which decides what it means
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
+class LaneMap:
+    """One lane per tool object, made on first use and dropped with the tool."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._lanes: weakref.WeakKeyDictionary[object, CallLane] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def lane_for(self, tool: object, name: str) -> CallLane:
+        """The lane of ``tool``."""
+        with self._lock:
+            lane = self._lanes.get(tool)
+            if lane is None:
+                lane = CallLane(name, self.workers)
+                self._lanes[tool] = lane
+            return lane
