@@ -27,6 +27,7 @@ from typing import Any
 
 import pluggy
 
+from ..calls import DEFAULT_CALL_TIMEOUT, CallLimits
 from ..errors import ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
@@ -69,6 +70,9 @@ class LoaderConfig:
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
+        call_timeout: Seconds a tool call may take (None or 0: no limit); see ``loader.calls``.
+        max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
+            Both apply to the registry the loader creates; a registry passed in keeps its own limits.
     """
 
     recursive: bool = True
@@ -79,6 +83,8 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    max_concurrent_calls_per_tool: int = 8
 
 
 @dataclass(slots=True)
@@ -161,7 +167,7 @@ class ToolLoader:
         if not resolved:
             raise ValueError("ToolLoader needs at least one folder to load")
         self.paths: tuple[Path, ...] = tuple(resolved)
-        self.registry = registry if registry is not None else ToolRegistry()
+        self.registry = registry if registry is not None else ToolRegistry(limits=_limits(config))
         self._importer: LoadBackend = InProcessBackend(self.paths)
         self._records: dict[Path, _FileRecord] = {}
         self._by_module: dict[str, Path] = {}
@@ -882,6 +888,10 @@ class ToolLoader:
             added=tuple(sorted(new_tools - old_tools)),
             removed=tuple(sorted(old_tools - new_tools)),
         )
+
+
+def _limits(config: LoaderConfig) -> CallLimits:
+    return CallLimits(config.call_timeout, config.max_concurrent_calls_per_tool)
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
