@@ -55,7 +55,12 @@ class LoadErrorInfo:
 
 @dataclass(frozen=True, slots=True)
 class FileStatus:
-    """One record per tool source file."""
+    """One record per tool source file.
+
+    ``failing_dependencies`` lists the helpers this file imports (directly or
+    through other helpers) whose latest save failed or is stuck: the file runs
+    against their last good version.
+    """
 
     path: Path
     module_name: str
@@ -66,6 +71,7 @@ class FileStatus:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     conflicts: tuple[tuple[str, Path], ...] = ()
+    failing_dependencies: tuple[Path, ...] = ()
 
 
 class LoaderEventKind(StrEnum):

@@ -9,6 +9,7 @@ either through ``LoadBackend`` and never to an importer or a thread directly.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -16,7 +17,7 @@ from typing import Protocol
 
 from ..types import AgentTool
 from .importer import ToolImporter
-from .worker import ImportWorker
+from .worker import ImportTimeout, ImportWorker
 
 __all__ = ["Discover", "InProcessBackend", "LoadBackend"]
 
@@ -114,14 +115,21 @@ class InProcessBackend:
         timeout: float,
     ) -> list[AgentTool]:
         importer = self._importer
+        ran_on: list[int] = []
 
         def job() -> list[AgentTool]:
+            ran_on.append(threading.get_ident())
             module = importer.fresh_module(module_name, content_hash)
             if module is None:
                 module = importer.load(path, source)
             return discover(module, path)
 
-        return self._worker.run(job, timeout, watch_file=path)
+        try:
+            return self._worker.run(job, timeout, watch_file=path)
+        except ImportTimeout:
+            for thread_id in ran_on:  # never leave a half-executed module for the next import to find
+                importer.abandon(thread_id)
+            raise
 
     def dependencies(self, module_name: str) -> frozenset[str]:
         return self._importer.dependencies(module_name)

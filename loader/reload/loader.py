@@ -855,7 +855,24 @@ class ToolLoader:
             load_seconds=record.load_seconds,
             error=record.error,
             conflicts=conflicts,
+            failing_dependencies=self._failing_dependencies(record),
         )
+
+    def _failing_dependencies(self, record: _FileRecord) -> tuple[Path, ...]:
+        """The helpers ``record`` imports, at any depth, whose latest load failed or is stuck."""
+        seen: set[str] = set()
+        stack = [record.module_name]
+        failing: list[Path] = []
+        while stack:
+            for name in self._importer.dependencies(stack.pop()):
+                path = self._by_module.get(name)
+                helper = self._records.get(path) if path is not None else None
+                if name not in seen and helper is not None:
+                    seen.add(name)
+                    stack.append(name)
+                    if helper.state in (FileState.FAILED, FileState.STUCK):
+                        failing.append(helper.path)
+        return tuple(sorted(failing))
 
     def _event_for(
         self, record: _FileRecord, status: FileStatus, before: FileStatus | None, outcome: _Outcome
