@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "DuplicateToolError",
     "InvalidToolNameError",
+    "SymlinkRefusedError",
     "ToolCallTimeout",
     "ToolDefinitionError",
     "ToolLoadError",
@@ -114,3 +116,22 @@ class ToolCallTimeout(ToolLoaderError, TimeoutError):
         self.seconds = seconds
         self.started = started
         self.max_concurrent = max_concurrent
+
+
+class SymlinkRefusedError(ToolLoaderError, ImportError):
+    """A tool file imported a link that leads outside its watched folder; the target is never run.
+
+    Raised from the import itself, so the importing file fails to load with a
+    message naming the link, instead of Python's own finder running the outside file.
+    """
+
+    def __init__(self, module_name: str, link: Path, root: Path) -> None:
+        target = os.path.realpath(link)
+        super().__init__(
+            f"{link} is a link that leads outside the watched folder {root} (to {target}); not imported",
+            name=module_name,
+            path=str(link),
+        )
+        self.link = link
+        self.root = root
+        self.target = Path(target)

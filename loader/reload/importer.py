@@ -35,6 +35,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..errors import SymlinkRefusedError
+
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
 
 NAMESPACE = "_tool_loader"
@@ -224,9 +226,14 @@ class ToolImporter:
             spec.submodule_search_locations = [str(root)]
             return spec
         file = base.with_name(base.name + ".py")
-        if file.is_file() and is_within(file, root):
+        if file.is_file():
+            if not is_within(file, root):
+                # Declining is not enough: Python's path finder would run the outside file.
+                raise SymlinkRefusedError(fullname, file, root)
             return self._file_spec(fullname, file)
-        if base.is_dir() and is_within(base, root):
+        if base.is_dir():
+            if not is_within(base, root):
+                raise SymlinkRefusedError(fullname, base, root)
             init = base / "__init__.py"
             if init.is_file() and is_within(init, root):
                 spec = self._file_spec(fullname, init, package_dir=base)
@@ -318,7 +325,9 @@ class ToolImporter:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
 
         Looked up per name (two stats at most) and cached for the batch, so an
-        import costs the same in a folder of ten files or of thousands.
+        import costs the same in a folder of ten files or of thousands. A link
+        out of the folder counts as a sibling too: importing it is then refused
+        (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
         """
         key = (directory, name)
         try:
@@ -330,9 +339,9 @@ class ToolImporter:
         if root is not None and name.isidentifier() and name != "__init__":
             file = directory / f"{name}.py"
             package = directory / name
-            if file.is_file() and is_within(file, root):
+            if file.is_file():
                 found = self.module_name_for(file)
-            elif package.is_dir() and is_within(package, root):
+            elif package.is_dir():
                 found = self.module_name_for(package)
         self._sibling_cache[key] = found
         return found
