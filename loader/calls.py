@@ -26,7 +26,7 @@ import asyncio
 import functools
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +35,7 @@ from .containment import belongs_to_caller
 from .errors import ToolCallTimeout
 from .lanes import LaneMap
 from .results import error_result, exception_result, is_tool_result_like
-from .types import AgentTool, ToolCall, ToolResult, run_sync
+from .types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
 
@@ -134,6 +134,55 @@ class CallRunner:
             assert timeout is not None
             return self._timed_out(tool, call, timeout, started=not (future.cancel() or future.cancelled()))
 
+    async def astream(
+        self, tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """Drive ``tool.stream`` under the limits, yielding its events as they come; the last is a result.
+
+        For callers that show progress (``tool-loader call``): an async tool's
+        stream runs on this loop; a synchronous tool's runs on its lane (on a
+        loop of that thread) and its events are handed over as they come, so
+        this loop, and a Ctrl-C that cancels it, never wait on tool code.
+        Whatever escapes the stream ends it with an error result; past the
+        deadline it ends with the timeout's error result.
+        """
+        tool_use_id = str(tool_use.get("toolUseId") or "")
+        call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
+        timeout = self.limits.timeout
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        if tool.is_async:
+            source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(tool, tool_use, invocation_state)
+            future: Future[None] | None = None
+        else:
+            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+            future = self._lanes.lane_for(tool, safe_name(tool)).submit(
+                functools.partial(_pump_on_thread, tool, tool_use, invocation_state, loop, queue)
+            )
+            source = _drain(queue)
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline) as scope:
+                        kind, value = await anext(source)
+                except TimeoutError:
+                    if not scope.expired():
+                        raise
+                    assert timeout is not None
+                    started = future is None or not future.cancel()
+                    yield self._timed_out(tool, call, timeout, started=started)
+                    return
+                if kind == "end":
+                    return
+                if kind == "error":
+                    yield _failed(safe_name(tool), tool_use_id, value)
+                    return
+                yield value
+        finally:
+            if future is not None:
+                future.cancel()
+            await source.aclose()
+
     async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
         try:
             async with asyncio.timeout(timeout):
@@ -155,6 +204,60 @@ class CallRunner:
         )
         logger.warning("tool_name=<%s>, timeout=<%g>, started=<%s> | call timed out", name, timeout, started)
         return exception_result(call.tool_use_id, exc)
+
+
+async def _events_on_loop(
+    tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+) -> AsyncGenerator[tuple[str, Any], None]:
+    """An async tool's stream events as ``("event", e)``, then ``("error", exc)`` or ``("end", None)``."""
+    events = tool.stream(tool_use, invocation_state)
+    try:
+        while True:
+            try:
+                event = await anext(events)
+            except StopAsyncIteration:
+                break
+            except BaseException as exc:
+                if belongs_to_caller(exc):
+                    raise
+                yield "error", exc
+                return
+            yield "event", event
+    finally:
+        await events.aclose()
+    yield "end", None
+
+
+def _pump_on_thread(
+    tool: AgentTool,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any],
+    loop: asyncio.AbstractEventLoop,
+    queue: asyncio.Queue[tuple[str, Any]],
+) -> None:
+    """Run a synchronous tool's stream on this lane thread, handing each event to the caller's loop."""
+
+    def put(kind: str, value: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+        except RuntimeError:  # the caller's loop is gone: nobody is listening any more
+            pass
+
+    async def pump() -> None:
+        async for event in tool.stream(tool_use, invocation_state):
+            put("event", event)
+
+    try:
+        asyncio.run(pump())
+    except BaseException as exc:  # on a lane thread, always the tool's own
+        put("error", exc)
+    else:
+        put("end", None)
+
+
+async def _drain(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncGenerator[tuple[str, Any], None]:
+    while True:
+        yield await queue.get()
 
 
 def _invoke(tool: AgentTool, call: ToolCall) -> ToolResult:

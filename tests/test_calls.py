@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 import pytest
 from support import eventually
 
-from loader.calls import CallLimits
+from loader.calls import CallLimits, CallRunner
 from loader.registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.tools.function_tool import FunctionTool
-from loader.types import ToolResult
+from loader.types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
 
 WAIT = 20.0
 
@@ -215,3 +216,77 @@ def test_without_a_timeout_invoke_runs_a_sync_tool_in_the_calling_thread() -> No
     registry.register(FunctionTool(where))
     registry.invoke("where", {})
     assert seen == [threading.get_ident()]
+
+
+# -- streams under the limits (tool-loader call) ----------------------------------------------------
+
+
+async def collect(runner: CallRunner, tool: Any) -> list[Any]:
+    use: ToolUse = {"toolUseId": "t1", "name": tool.tool_name, "input": {}}
+    return [event async for event in runner.astream(tool, use, {})]
+
+
+def test_astream_hands_over_a_sync_tools_events_from_its_lane() -> None:
+    threads: list[int] = []
+
+    def counting() -> Generator[int, None, None]:
+        """Yields three events."""
+        threads.append(threading.get_ident())
+        yield from (1, 2, 3)
+
+    events = asyncio.run(collect(CallRunner(), FunctionTool(counting)))
+    assert events[:3] == [1, 2, 3]
+    assert events[3]["status"] == "success"
+    assert threads and threads[0] != threading.get_ident()
+
+
+def test_astream_stops_a_stuck_stream_at_its_deadline() -> None:
+    gate = Gate()
+    runner = CallRunner(CallLimits(timeout=0.2))
+    try:
+        events = asyncio.run(collect(runner, gate.tool()))
+    finally:
+        gate.opened.set()
+    assert len(events) == 1
+    assert text(events[0]).startswith("Error: ToolCallTimeout - tool 'stuck' did not finish within the 0.2 s")
+
+    cancelled = threading.Event()
+
+    async def aslow() -> AsyncGenerator[str, None]:
+        """Streams, then hangs."""
+        yield "first"
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    events = asyncio.run(collect(runner, FunctionTool(aslow)))
+    assert events[0] == "first"
+    assert text(events[1]).startswith("Error: ToolCallTimeout - tool 'aslow' did not finish")
+    assert cancelled.is_set()
+
+
+def test_astream_contains_what_a_foreign_stream_raises() -> None:
+    class Exiting(AgentTool):
+        @property
+        def tool_name(self) -> str:
+            return "exiting"
+
+        @property
+        def tool_spec(self) -> ToolSpec:
+            return {"name": "exiting", "description": "Exits.", "inputSchema": {"json": {"type": "object"}}}
+
+        @property
+        def tool_type(self) -> str:
+            return "foreign"
+
+        async def stream(
+            self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+        ) -> ToolGenerator:
+            yield "before"
+            raise SystemExit(4)
+
+    events = asyncio.run(collect(CallRunner(), Exiting()))
+    assert events[0] == "before"
+    assert text(events[1]) == "Error: SystemExit - 4"
