@@ -100,18 +100,31 @@ def _run(future: Future[Any], function: Callable[[], Any]) -> None:
 
 
 class LaneMap:
-    """One lane per tool object, made on first use and dropped with the tool."""
+    """One lane per tool object, made on first use and dropped when the tool object is collected.
+
+    Keyed by identity, not by hash: a tool class may define ``__eq__`` and be unhashable.
+    """
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._lanes: weakref.WeakKeyDictionary[object, CallLane] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
+        self._lanes: dict[int, CallLane] = {}
+        self._lock = threading.RLock()  # the drop callback may run from a collection inside lane_for
 
     def lane_for(self, tool: object, name: str) -> CallLane:
         """The lane of ``tool``."""
+        key = id(tool)
         with self._lock:
-            lane = self._lanes.get(tool)
+            lane = self._lanes.get(key)
             if lane is None:
                 lane = CallLane(name, self.workers)
-                self._lanes[tool] = lane
+                self._lanes[key] = lane
+                weakref.finalize(tool, self._drop, key, lane)
             return lane
+
+    def __len__(self) -> int:
+        return len(self._lanes)
+
+    def _drop(self, key: int, lane: CallLane) -> None:
+        with self._lock:
+            if self._lanes.get(key) is lane:
+                del self._lanes[key]
