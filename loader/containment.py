@@ -16,9 +16,11 @@ two that are the caller's, not the tool's:
   worker thread, or an event loop that handles SIGINT itself) a
   ``KeyboardInterrupt`` is the tool's own.
 
-The registry runs synchronous tools on worker threads and waits for them in
-the caller's thread, so a Ctrl-C reaches the waiting caller, outside the tool,
-and simply propagates.
+Called from async code, the registry runs synchronous tools on worker
+threads, so a Ctrl-C reaches the waiting caller, outside the tool, and simply
+propagates; and every ``KeyboardInterrupt`` a tool raises on a worker thread
+is an error result. A synchronous tool called with ``invoke`` in the main
+thread runs there: its own ``KeyboardInterrupt`` then propagates like a Ctrl-C.
 """
 
 from __future__ import annotations

@@ -67,20 +67,16 @@ def test_limits_defaults_and_zero_disables() -> None:
     assert ToolRegistry(limits=CallLimits(timeout=3)).limits.timeout == 3
 
 
-def test_a_sync_call_past_its_timeout_returns_an_error_naming_it() -> None:
+def test_a_sync_tool_past_its_timeout_returns_an_error_naming_it() -> None:
     gate = Gate()
     registry = ToolRegistry(limits=CallLimits(timeout=0.2))
     registry.register(gate.tool())
     try:
-        result = registry.invoke("stuck", {})
+        result = asyncio.run(registry.ainvoke("stuck", {}))
         assert result["status"] == "error"
         assert (
             text(result)
             == "Error: ToolCallTimeout - tool 'stuck' did not finish within the 0.2 s call timeout"
-        )
-        result = asyncio.run(registry.ainvoke("stuck", {}))
-        assert text(result).startswith(
-            "Error: ToolCallTimeout - tool 'stuck' did not finish within the 0.2 s"
         )
     finally:
         gate.opened.set()
@@ -116,13 +112,13 @@ def test_calls_beyond_the_cap_wait_in_line_and_other_tools_keep_answering() -> N
     registry.register(FunctionTool(quick))
     results: list[ToolResult] = []
     callers = [
-        threading.Thread(target=lambda: results.append(registry.invoke("stuck", {}))) for _ in range(5)
+        threading.Thread(target=lambda: results.append(asyncio.run(registry.ainvoke("stuck", {}))))
+        for _ in range(5)
     ]
     for caller in callers:
         caller.start()
     try:
         eventually(lambda: gate.started == 2, WAIT)
-        assert text(registry.invoke("quick", {})) == "quick"
         assert text(asyncio.run(registry.ainvoke("quick", {}))) == "quick"
         assert gate.started == 2  # the other three wait for a slot
     finally:
@@ -137,11 +133,11 @@ def test_a_call_that_never_got_a_slot_says_so_and_never_runs() -> None:
     gate = Gate()
     registry = ToolRegistry(limits=CallLimits(timeout=0.3, max_concurrent_per_tool=1))
     registry.register(gate.tool())
-    first = threading.Thread(target=registry.invoke, args=("stuck", {}))
+    first = threading.Thread(target=lambda: asyncio.run(registry.ainvoke("stuck", {})))
     first.start()
     try:
         eventually(lambda: gate.started == 1, WAIT)
-        result = registry.invoke("stuck", {})
+        result = asyncio.run(registry.ainvoke("stuck", {}))
         assert "it never started: all 1 calls this tool may run at once were busy" in text(result)
     finally:
         gate.opened.set()
@@ -167,7 +163,7 @@ def test_a_retired_tool_is_cleaned_up_only_after_its_abandoned_call_returns() ->
 
     registry = ToolRegistry(limits=CallLimits(timeout=0.2))
     registry.register(ClassTool(Slow()))
-    assert "ToolCallTimeout" in text(registry.invoke("slow", {}))
+    assert "ToolCallTimeout" in text(asyncio.run(registry.ainvoke("slow", {})))
     registry.unregister("slow")
     assert not cleaned.is_set()  # its call still runs
     gate.opened.set()
@@ -204,7 +200,8 @@ def test_async_class_tools_run_on_the_callers_loop_and_sync_tools_off_it() -> No
     assert seen["sync"] != ident
 
 
-def test_without_a_timeout_invoke_runs_a_sync_tool_in_the_calling_thread() -> None:
+def test_invoke_runs_a_sync_tool_in_the_calling_thread() -> None:
+    """From synchronous code no thread hand-over: the caller's thread is the tool's."""
     seen: list[int] = []
 
     def where() -> str:
@@ -212,10 +209,11 @@ def test_without_a_timeout_invoke_runs_a_sync_tool_in_the_calling_thread() -> No
         seen.append(threading.get_ident())
         return "ok"
 
-    registry = ToolRegistry(limits=CallLimits(timeout=None))
-    registry.register(FunctionTool(where))
-    registry.invoke("where", {})
-    assert seen == [threading.get_ident()]
+    for limits in (CallLimits(), CallLimits(timeout=None)):
+        registry = ToolRegistry(limits=limits)
+        registry.register(FunctionTool(where))
+        registry.invoke("where", {})
+    assert seen == [threading.get_ident()] * 2
 
 
 # -- streams under the limits (tool-loader call) ----------------------------------------------------

@@ -180,17 +180,30 @@ def test_stream_ends_with_an_error_result(kind: type[BaseException]) -> None:
 
 
 @pytest.mark.parametrize("kind", FAULTS, ids=lambda k: k.__name__)
-def test_the_registry_contains_every_tool_in_the_main_thread_too(kind: type[BaseException]) -> None:
+def test_the_registry_contains_every_tool(kind: type[BaseException]) -> None:
     registry = ToolRegistry()
     tools = [*all_tools(kind), Foreign(kind)]
     for tool in tools:
         registry.register(tool)
     for name in registry.names():
-        assert_error(registry.invoke(name, {}), kind)
-        assert_error(asyncio.run(registry.ainvoke(name, {})), kind)
-        assert_error(registry.snapshot().invoke(name, {}), kind)
-    registry.invoke("plain", {})  # the registry still answers
+        assert_error(in_thread(lambda name=name: registry.invoke(name, {})), kind)
+        assert_error(in_thread(lambda name=name: registry.snapshot().invoke(name, {})), kind)
+        assert_error(asyncio.run(registry.ainvoke(name, {})), kind)  # main thread: sync tools run on a lane
     assert registry.names() == tuple(sorted(tool.tool_name for tool in tools))
+
+
+def test_system_exit_from_a_sync_invoke_in_the_main_thread_is_contained() -> None:
+    registry = ToolRegistry()
+    registry.register(function_tools(SystemExit)[0])
+    assert_error(registry.invoke("plain", {}), SystemExit)
+
+
+def test_keyboard_interrupt_from_a_sync_invoke_in_the_main_thread_is_taken_as_ctrl_c() -> None:
+    """Documented limit: there it cannot be told apart from the user's Ctrl-C, which must win."""
+    registry = ToolRegistry()
+    registry.register(function_tools(KeyboardInterrupt)[0])
+    with pytest.raises(KeyboardInterrupt):
+        registry.invoke("plain", {})
 
 
 def test_a_tool_that_raises_keyboard_interrupt_under_an_event_loop_is_contained() -> None:
@@ -200,8 +213,8 @@ def test_a_tool_that_raises_keyboard_interrupt_under_an_event_loop_is_contained(
     assert_error(result, KeyboardInterrupt)
 
 
-def test_a_real_ctrl_c_while_the_registry_waits_for_a_tool_propagates() -> None:
-    """The host's Ctrl-C stops a waiting caller; the tool's thread is left to finish on its own."""
+def test_a_real_ctrl_c_while_async_code_waits_for_a_sync_tool_propagates() -> None:
+    """The host's Ctrl-C stops a waiting caller; the tool's lane thread is left to finish on its own."""
     started = threading.Event()
     release = threading.Event()
 
@@ -222,7 +235,7 @@ def test_a_real_ctrl_c_while_the_registry_waits_for_a_tool_propagates() -> None:
     sender.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            registry.invoke("blocking", {})
+            asyncio.run(registry.ainvoke("blocking", {}))
     finally:
         release.set()
         sender.join(WAIT)
