@@ -270,3 +270,28 @@ def test_belongs_to_caller() -> None:
         return belongs_to_caller(asyncio.CancelledError())
 
     assert asyncio.run(own_cancelled_error()) is False
+
+
+def test_a_strands_tool_that_exits_is_an_error_result_too() -> None:
+    """Strands contains ``Exception`` only; our wrapper contains the rest."""
+    strands = pytest.importorskip("strands")
+    from loader.integrations.strands import StrandsFunctionTool
+
+    @strands.tool
+    def leaves(code: int) -> str:
+        """Exits.
+
+        Args:
+            code: Exit status.
+        """
+        sys.exit(code)
+
+    wrapped = StrandsFunctionTool(leaves)
+    use: ToolUse = {"toolUseId": "t1", "name": "leaves", "input": {"code": 5}}
+
+    async def last() -> Any:
+        return [event async for event in wrapped.stream(use, {})][-1]
+
+    result = asyncio.run(last())
+    assert result["status"] == "error"
+    assert result["content"][0]["text"] == "Error: SystemExit - 5"
