@@ -7,7 +7,10 @@
   caller awaits the result with the deadline. Calls beyond the cap wait in
   line rather than fail at once: a model that fans out ten calls of one tool
   gets ten answers, and the same deadline bounds the wait (a call still in
-  line when it passes is dropped unstarted, and its result says so).
+  line when it passes is dropped unstarted, and its result says so). A call
+  that passes its deadline, or whose caller is cancelled, while running is
+  asked to stop (``CallLane.stop``): an endless Python loop ends at once and
+  frees its slot; a call blocked in C keeps its slot until that call returns.
 * An async tool (``AgentTool.is_async``) runs on the caller's event loop and
   is cancelled when its deadline passes or its caller is cancelled (an MCP
   client's ``notifications/cancelled``); it holds no thread, so no cap applies.
@@ -37,7 +40,7 @@ from typing import Any
 
 from .containment import belongs_to_caller
 from .errors import ToolCallTimeout
-from .lanes import LaneMap
+from .lanes import CallLane, LaneMap
 from .results import error_result, exception_result, is_tool_result_like
 from .types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 
@@ -122,13 +125,18 @@ class CallRunner:
                 return await self._on_loop(tool, call, timeout)
             finally:
                 await arelease()
-        future = self._submit(tool, call, release)
+        lane = self._lanes.lane_for(tool, safe_name(tool))
+        future = lane.submit(functools.partial(_invoke, tool, call))
+        future.add_done_callback(lambda _: release())
         try:
             async with asyncio.timeout(timeout):
                 return await asyncio.wrap_future(future)
         except TimeoutError:
             assert timeout is not None
-            return self._timed_out(tool, call, timeout, started=not (future.cancel() or future.cancelled()))
+            return self._timed_out(tool, call, timeout, started=_give_up(lane, future))
+        except BaseException:  # the caller was cancelled (an MCP client's notifications/cancelled)
+            _give_up(lane, future)
+            raise
 
     async def astream(
         self, tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
@@ -150,12 +158,15 @@ class CallRunner:
         if tool.is_async:
             source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(tool, tool_use, invocation_state)
             future: Future[None] | None = None
+            lane: CallLane | None = None
         else:
             queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-            future = self._lanes.lane_for(tool, safe_name(tool)).submit(
+            lane = self._lanes.lane_for(tool, safe_name(tool))
+            future = lane.submit(
                 functools.partial(_pump_on_thread, tool, tool_use, invocation_state, loop, queue)
             )
             source = _drain(queue)
+        settled = False  # the stream ended on its own (its thread needs no stop)
         try:
             while True:
                 try:
@@ -165,9 +176,12 @@ class CallRunner:
                     if not scope.expired():
                         raise
                     assert timeout is not None
-                    started = future is None or not future.cancel()
+                    settled = True
+                    started = lane is None or future is None or _give_up(lane, future)
                     yield self._timed_out(tool, call, timeout, started=started)
                     return
+                if kind in ("end", "error"):
+                    settled = True
                 if kind == "end":
                     return
                 if kind == "error":
@@ -175,8 +189,8 @@ class CallRunner:
                     return
                 yield value
         finally:
-            if future is not None:
-                future.cancel()
+            if not settled and lane is not None and future is not None:
+                _give_up(lane, future)  # the consumer left early, or its task was cancelled
             await source.aclose()
 
     async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
@@ -186,12 +200,6 @@ class CallRunner:
         except TimeoutError:
             assert timeout is not None
             return self._timed_out(tool, call, timeout, started=True)
-
-    def _submit(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> Future[ToolResult]:
-        name = safe_name(tool)
-        future = self._lanes.lane_for(tool, name).submit(functools.partial(_invoke, tool, call))
-        future.add_done_callback(lambda _: release())
-        return future
 
     def _timed_out(self, tool: AgentTool, call: ToolCall, timeout: float, *, started: bool) -> ToolResult:
         name = safe_name(tool)
@@ -254,6 +262,17 @@ def _pump_on_thread(
 async def _drain(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncGenerator[tuple[str, Any], None]:
     while True:
         yield await queue.get()
+
+
+def _give_up(lane: CallLane, future: Future[Any]) -> bool:
+    """Drop a call nobody waits for any more: unstarted, it never runs; running, it is asked to stop.
+
+    Returns whether the call had started.
+    """
+    if future.cancel() or future.cancelled():
+        return False
+    lane.stop(future)
+    return True
 
 
 def _invoke(tool: AgentTool, call: ToolCall) -> ToolResult:

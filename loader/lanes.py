@@ -15,6 +15,7 @@ replaced by a reload takes its lane (and, once they return, its threads) along.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import threading
 import weakref
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["CallLane", "LaneMap"]
+__all__ = ["CallAbandoned", "CallLane", "LaneMap"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ class CallLane:
         self._cond = threading.Condition(threading.Lock())
         self._threads = 0
         self._idle = 0
+        self._running: dict[Future[Any], int] = {}  # call -> the thread running it
+        self._stopping: set[Future[Any]] = set()  # calls asked to stop, whose thread has not noticed yet
 
     @property
     def threads(self) -> int:
@@ -79,24 +82,73 @@ class CallLane:
             finally:
                 self._idle -= 1
 
+    def stop(self, future: Future[Any]) -> bool:
+        """Ask the thread running ``future``'s call to stop; False if the call is not running.
+
+        Raises ``CallAbandoned`` in that thread, the way the import worker
+        stops a stuck import: pure-Python code (an endless loop) ends at once,
+        a call blocked in C ends when that C call returns, and code that
+        swallows ``BaseException`` is not stopped. Sent at most once per call,
+        and never after the call's code has finished (see ``_run``).
+        """
+        with self._cond:
+            thread_id = self._running.get(future)
+            if thread_id is None or future in self._stopping:
+                return False
+            self._stopping.add(future)
+            _raise_in(thread_id, CallAbandoned)
+        logger.warning("lane=<%s> | asked an abandoned call to stop", self.name)
+        return True
+
     def _serve(self) -> None:
         while True:
             job = self._next()
             if job is None:
                 return
-            _run(*job)
+            self._run(*job)
             del job  # an idle thread holds no tool alive
 
+    def _run(self, future: Future[Any], function: Callable[[], Any]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        thread_id = threading.get_ident()
+        failed: BaseException | None = None
+        result: Any = None
+        try:
+            with self._cond:
+                self._running[future] = thread_id
+            try:
+                result = function()
+            except BaseException as exc:  # handed to the waiting caller, which decides what it means
+                failed = exc
+            with self._cond:
+                del self._running[future]
+                stopped = future in self._stopping
+                self._stopping.discard(future)
+            if stopped:  # a stop sent as the call returned may still be pending: it must not land later
+                _raise_in(thread_id, None)
+        except CallAbandoned as late:  # the stop landed here, after the call's own code
+            with self._cond:
+                self._running.pop(future, None)
+                self._stopping.discard(future)
+            failed = failed or late
+        if failed is not None:
+            future.set_exception(failed)
+        else:
+            future.set_result(result)
 
-def _run(future: Future[Any], function: Callable[[], Any]) -> None:
-    if not future.set_running_or_notify_cancel():
-        return
-    try:
-        result = function()
-    except BaseException as exc:  # handed to the waiting caller, which decides what it means
-        future.set_exception(exc)
-    else:
-        future.set_result(result)
+
+class CallAbandoned(BaseException):
+    """Raised inside a call its caller gave up on, to stop it.
+
+    A ``BaseException``, so a tool's ``except Exception`` does not swallow it.
+    """
+
+
+def _raise_in(thread_id: int, exc_type: type[BaseException] | None) -> None:
+    """Raise ``exc_type`` in another thread at its next bytecode (None clears a pending one)."""
+    exc = ctypes.py_object(exc_type) if exc_type is not None else None
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), exc)
 
 
 class LaneMap:
