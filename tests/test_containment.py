@@ -10,6 +10,7 @@ in the main thread a ``KeyboardInterrupt`` is taken as the host's Ctrl-C
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -164,19 +165,19 @@ async def final_of_stream(tool: AgentTool) -> Any:
 @pytest.mark.parametrize("kind", FAULTS, ids=lambda k: k.__name__)
 def test_invoke_turns_any_base_exception_into_an_error_result(kind: type[BaseException]) -> None:
     for tool in all_tools(kind):
-        assert_error(in_thread(lambda tool=tool: tool.invoke({})), kind)
+        assert_error(in_thread(functools.partial(tool.invoke, {})), kind)
 
 
 @pytest.mark.parametrize("kind", FAULTS, ids=lambda k: k.__name__)
 def test_ainvoke_turns_any_base_exception_into_an_error_result(kind: type[BaseException]) -> None:
     for tool in all_tools(kind):
-        assert_error(in_thread(lambda tool=tool: asyncio.run(tool.ainvoke({}))), kind)
+        assert_error(in_thread(functools.partial(asyncio.run, tool.ainvoke({}))), kind)
 
 
 @pytest.mark.parametrize("kind", FAULTS, ids=lambda k: k.__name__)
 def test_stream_ends_with_an_error_result(kind: type[BaseException]) -> None:
     for tool in all_tools(kind):
-        assert_error(in_thread(lambda tool=tool: asyncio.run(final_of_stream(tool))), kind)
+        assert_error(in_thread(functools.partial(asyncio.run, final_of_stream(tool))), kind)
 
 
 @pytest.mark.parametrize("kind", FAULTS, ids=lambda k: k.__name__)
@@ -186,8 +187,8 @@ def test_the_registry_contains_every_tool(kind: type[BaseException]) -> None:
     for tool in tools:
         registry.register(tool)
     for name in registry.names():
-        assert_error(in_thread(lambda name=name: registry.invoke(name, {})), kind)
-        assert_error(in_thread(lambda name=name: registry.snapshot().invoke(name, {})), kind)
+        assert_error(in_thread(functools.partial(registry.invoke, name, {})), kind)
+        assert_error(in_thread(functools.partial(registry.snapshot().invoke, name, {})), kind)
         assert_error(asyncio.run(registry.ainvoke(name, {})), kind)  # main thread: sync tools run on a lane
     assert registry.names() == tuple(sorted(tool.tool_name for tool in tools))
 
@@ -277,7 +278,7 @@ def test_a_strands_tool_that_exits_is_an_error_result_too() -> None:
     strands = pytest.importorskip("strands")
     from loader.integrations.strands import StrandsFunctionTool
 
-    @strands.tool
+    @strands.tool  # type: ignore[untyped-decorator]
     def leaves(code: int) -> str:
         """Exits.
 

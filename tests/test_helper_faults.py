@@ -6,6 +6,7 @@ against its last good module, and their status names the failing helper.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,15 +61,17 @@ def extra():
 """
 
 
-def _loader(tools_dir: Path, make_loader) -> ToolLoader:  # type: ignore[no-untyped-def]
+def _loader(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> ToolLoader:
     write(tools_dir / "helper.py", HELPER_V1)
     write(tools_dir / "tool.py", TOOL)
-    ld: ToolLoader = make_loader(tools_dir, config=replace(FAST, import_timeout=1.0))
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=1.0))
     assert call_text(ld, "value") == "1-x"
     return ld
 
 
-def test_a_stuck_helper_leaves_its_dependents_on_the_last_good_version(tools_dir: Path, make_loader) -> None:
+def test_a_stuck_helper_leaves_its_dependents_on_the_last_good_version(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
     ld = _loader(tools_dir, make_loader)
     helper = write(tools_dir / "helper.py", HELPER_STUCK)
     eventually(lambda: (s := ld.file_status(helper)) is not None and s.state is FileState.STUCK, 30)
@@ -84,7 +87,9 @@ def test_a_stuck_helper_leaves_its_dependents_on_the_last_good_version(tools_dir
     assert status is not None and status.failing_dependencies == ()
 
 
-def test_a_failing_helper_is_named_in_its_dependents_status(tools_dir: Path, make_loader) -> None:
+def test_a_failing_helper_is_named_in_its_dependents_status(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
     ld = _loader(tools_dir, make_loader)
     helper = write(tools_dir / "helper.py", HELPER_BROKEN)
     eventually(lambda: (s := ld.file_status(helper)) is not None and s.state is FileState.FAILED, 30)

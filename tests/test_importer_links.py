@@ -8,6 +8,7 @@ outside file; the outside files here leave a marker when they run.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,13 +55,19 @@ def outside(tmp_path: Path) -> Path:
     ],
 )
 def test_an_import_through_a_link_out_of_the_folder_is_refused(
-    tools_dir: Path, outside: Path, make_loader, link: str, target: str, statement: str, expression: str
+    tools_dir: Path,
+    outside: Path,
+    make_loader: Callable[..., ToolLoader],
+    link: str,
+    target: str,
+    statement: str,
+    expression: str,
 ) -> None:
     if link.startswith("sub/"):
         write(tools_dir / "sub" / "__init__.py", "")
     os.symlink(outside / target, tools_dir / link)
     probe = write(tools_dir / "probe.py", tool_importing(statement, expression))
-    ld: ToolLoader = make_loader(tools_dir, watch=False)
+    ld = make_loader(tools_dir, watch=False)
     status = ld.file_status(probe)
     assert status is not None and status.state is FileState.FAILED, status
     assert status.error is not None
@@ -70,7 +77,9 @@ def test_an_import_through_a_link_out_of_the_folder_is_refused(
     assert not list(outside.rglob("*.ran")), "the outside file ran"
 
 
-def test_links_that_stay_inside_the_folder_still_import(tools_dir: Path, make_loader) -> None:
+def test_links_that_stay_inside_the_folder_still_import(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
     write(tools_dir / "real" / "inner.py", 'VALUE = "inside"\n')
     os.symlink(tools_dir / "real", tools_dir / "alias_dir")
     os.symlink(tools_dir / "real" / "inner.py", tools_dir / "alias.py")
@@ -79,6 +88,6 @@ def test_links_that_stay_inside_the_folder_still_import(tools_dir: Path, make_lo
         tools_dir / "probe2.py",
         tool_importing("from . import alias", "alias.VALUE").replace("probe", "probe2"),
     )
-    ld: ToolLoader = make_loader(tools_dir, watch=False)
+    ld = make_loader(tools_dir, watch=False)
     assert call_text(ld, "probe") == "inside"
     assert call_text(ld, "probe2") == "inside"
