@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from collections.abc import AsyncGenerator, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ from support import eventually
 
 from loader.calls import CallLimits, CallRunner
 from loader.registry import ToolRegistry
+from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.tools.function_tool import FunctionTool
 from loader.types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
@@ -311,3 +315,39 @@ def test_a_runaway_python_loop_is_stopped_at_its_deadline_and_frees_its_slot() -
     assert (
         text(asyncio.run(registry.ainvoke("spin", {"forever": False}))) == "free"
     )  # the one slot is free again
+
+
+def test_a_real_ctrl_c_stops_a_stream_stuck_in_a_sync_tool() -> None:
+    """What ``tool-loader call`` gets from ``astream``: the loop never waits on tool code, so Ctrl-C works."""
+    gate = Gate()
+    runner = CallRunner(CallLimits(timeout=WAIT))
+
+    def interrupt() -> None:
+        if eventually(lambda: gate.started == 1, WAIT):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(collect(runner, gate.tool()))
+    finally:
+        gate.opened.set()
+        sender.join(WAIT)
+
+
+def test_the_loader_config_sets_the_limits_of_the_registry_it_creates(tmp_path: Path) -> None:
+    config = LoaderConfig(call_timeout=5, max_concurrent_calls_per_tool=2, entry_point_plugins=False)
+    loader = ToolLoader([tmp_path], config=config)
+    try:
+        assert loader.registry.limits == CallLimits(timeout=5, max_concurrent_per_tool=2)
+    finally:
+        loader.close()
+    own = ToolRegistry(limits=CallLimits(timeout=1))
+    loader = ToolLoader([tmp_path], own, config=config)
+    try:
+        assert loader.registry.limits.timeout == 1  # a registry passed in keeps its own limits
+    finally:
+        loader.close()
+    with pytest.raises(ValueError, match="call timeout"):
+        ToolLoader([tmp_path], config=LoaderConfig(call_timeout=-1))
