@@ -83,7 +83,8 @@ async def test_sixty_stuck_calls_of_one_sync_tool_never_starve_another() -> None
         release.set()
 
 
-async def test_a_client_cancellation_cancels_an_async_tool() -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_client_cancellation_cancels_an_async_tool(mode: str) -> None:
     entered = anyio.Event()
     cancelled = threading.Event()
 
@@ -100,8 +101,7 @@ async def test_a_client_cancellation_cancels_an_async_tool() -> None:
     registry = ToolRegistry()
     registry.register(FunctionTool(forever))
     registry.register(FunctionTool(quick))
-    async with Client(server := MCPToolServer(registry).server, mode="legacy") as client:
-        assert server is not None
+    async with Client(MCPToolServer(registry).server, mode=mode) as client:
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "forever", {})
             with anyio.fail_after(DEADLINE):
@@ -109,6 +109,29 @@ async def test_a_client_cancellation_cancels_an_async_tool() -> None:
             group.cancel_scope.cancel()  # the client abandons the call: it sends notifications/cancelled
         await until(cancelled.is_set)
         assert text_of(await client.call_tool("quick", {})) == "quick"
+
+
+async def test_a_client_cancellation_stops_a_sync_tool_spinning_in_python() -> None:
+    entered = threading.Event()
+    ended = threading.Event()
+
+    def spin() -> str:
+        """Loops until stopped."""
+        entered.set()
+        try:
+            while True:
+                pass
+        finally:
+            ended.set()
+
+    registry = ToolRegistry(limits=CallLimits(timeout=120, max_concurrent_per_tool=1))
+    registry.register(FunctionTool(spin))
+    async with Client(MCPToolServer(registry).server, mode="legacy") as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "spin", {})
+            await until(entered.is_set)
+            group.cancel_scope.cancel()
+        await until(ended.is_set)
 
 
 async def test_a_tool_raising_system_exit_is_an_error_and_the_server_keeps_answering() -> None:
