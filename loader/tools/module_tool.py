@@ -143,10 +143,10 @@ class ModuleTool(AgentTool):
                 value = await self._function(tool_use, **invocation_state)
             else:
                 value = self._function(tool_use, **invocation_state)
+            result = self._finish(value, tool_use_id)
         except BaseException as exc:
-            yield self._failure(exc, tool_use_id)
-            return
-        yield self._finish(value, tool_use_id)
+            result = self._failure(exc, tool_use_id)
+        yield result  # outside the try: a consumer closing the stream here is not the tool's fault
 
     def invoke(
         self,
@@ -166,10 +166,9 @@ class ModuleTool(AgentTool):
             return invalid
         tool_use, state = call_frame(self.tool_name, input, use_id, invocation_state, agent)
         try:
-            value = self._function(tool_use, **state)
+            return self._finish(self._function(tool_use, **state), use_id)
         except BaseException as exc:
             return self._failure(exc, use_id)
-        return self._finish(value, use_id)
 
 
 def _validator_for(spec: ToolSpec) -> Any:
