@@ -41,7 +41,8 @@ async def ainvoke_nonblocking(
     lands mid-call never mixes two versions. The registry runs synchronous
     tools on their own bounded lane of threads and async tools on this loop,
     under its ``CallLimits`` (see ``loader.calls``); cancelling the caller
-    cancels an async tool, and drops a synchronous call that has not started.
+    cancels an async tool, drops a synchronous call that has not started and
+    asks a running one to stop.
     """
     return await snapshot.ainvoke(
         name, input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
