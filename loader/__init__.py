@@ -9,9 +9,12 @@ from ._checkout import mount_checkout_plugins as _mount_checkout_plugins
 
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
+from .calls import CallLimits
 from .errors import (
     DuplicateToolError,
     InvalidToolNameError,
+    SymlinkRefusedError,
+    ToolCallTimeout,
     ToolDefinitionError,
     ToolLoaderError,
     ToolLoadError,
@@ -59,6 +62,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentTool",
+    "CallLimits",
     "ChangeKind",
     "ClassTool",
     "DuplicateToolError",
@@ -81,7 +85,9 @@ __all__ = [
     "ScanReport",
     "SpecChange",
     "SpecChangeKind",
+    "SymlinkRefusedError",
     "Tool",
+    "ToolCallTimeout",
     "ToolChoice",
     "ToolConfig",
     "ToolContext",

@@ -11,10 +11,11 @@ from typing import Protocol, cast
 
 from rich.markup import escape
 
+from .calls import DEFAULT_CALL_TIMEOUT, CallLimits
 from .console.common import UsageError, stderr_console
 from .console.isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "call_timeout_seconds", "main"]
 
 
 class _CommandModule(Protocol):
@@ -62,7 +63,33 @@ def build_parser() -> argparse.ArgumentParser:
         if name in ISOLATION_COMMANDS:
             add_isolation_arguments(command_parser)
         command_parser.set_defaults(_run=module.run)
+    _add_call_timeout(sub.choices["call"], sub.choices["serve"])
     return parser
+
+
+# -- --call-timeout (call, serve): parsed here, read as args.call_timeout (None: no limit) ---------
+
+
+def call_timeout_seconds(text: str) -> float | None:
+    """``--call-timeout`` as ``LoaderConfig.call_timeout``: seconds, 0 for no limit."""
+    try:
+        return CallLimits(timeout=float(text)).timeout
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds >= 0 (0: no limit), got {text!r}"
+        ) from None
+
+
+def _add_call_timeout(*parsers: argparse.ArgumentParser) -> None:
+    for parser in parsers:
+        parser.add_argument(
+            "--call-timeout",
+            type=call_timeout_seconds,
+            default=DEFAULT_CALL_TIMEOUT,
+            metavar="SECONDS",
+            help=f"stop waiting for a tool call after SECONDS; it returns an error result "
+            f"(default: {DEFAULT_CALL_TIMEOUT:g}; 0: no limit)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -83,8 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         stderr_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
-    except KeyboardInterrupt:
-        return 0
+    except KeyboardInterrupt:  # the user's Ctrl-C (a tool's own KeyboardInterrupt is an error result)
+        return 130
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,8 @@ __all__ = [
     "DuplicateToolError",
     "DuplicateToolInFileError",
     "InvalidToolNameError",
+    "SymlinkRefusedError",
+    "ToolCallTimeout",
     "ToolDefinitionError",
     "ToolLoadError",
     "ToolLoaderError",
@@ -107,3 +110,43 @@ class ToolLoadError(ToolLoaderError):
         self.details = details
         where = f"{self.path}" + (f" line {line}" if line else "")
         super().__init__(f"Tool file {where}: {self.exc_type}: {message}")
+
+
+class ToolCallTimeout(ToolLoaderError, TimeoutError):
+    """A tool call did not finish within the call timeout (``CallLimits.timeout``).
+
+    Never raised out of a registry call: its error result carries this message.
+    ``started`` is False when the call was still waiting for one of the tool's
+    ``max_concurrent`` slots (the tool's earlier calls were all still running).
+    """
+
+    def __init__(self, tool_name: str, seconds: float, *, started: bool, max_concurrent: int) -> None:
+        waiting = (
+            ""
+            if started
+            else f"; it never started: all {max_concurrent} calls this tool may run at once were busy"
+        )
+        super().__init__(f"tool {tool_name!r} did not finish within the {seconds:g} s call timeout{waiting}")
+        self.tool_name = tool_name
+        self.seconds = seconds
+        self.started = started
+        self.max_concurrent = max_concurrent
+
+
+class SymlinkRefusedError(ToolLoaderError, ImportError):
+    """A tool file imported a link that leads outside its watched folder; the target is never run.
+
+    Raised from the import itself, so the importing file fails to load with a
+    message naming the link, instead of Python's own finder running the outside file.
+    """
+
+    def __init__(self, module_name: str, link: Path, root: Path) -> None:
+        target = os.path.realpath(link)
+        super().__init__(
+            f"{link} is a link that leads outside the watched folder {root} (to {target}); not imported",
+            name=module_name,
+            path=str(link),
+        )
+        self.link = link
+        self.root = root
+        self.target = Path(target)

@@ -17,8 +17,9 @@ import threading
 from collections.abc import Awaitable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from .results import error_result, exception_result, is_tool_result_like
-from .types import AgentTool, ToolResult, run_sync
+from .calls import CallRunner, safe_name
+from .containment import belongs_to_caller
+from .types import AgentTool, ToolCall, ToolResult, run_sync
 
 __all__ = ["Lifecycle", "acleanup", "arun_counted", "cleanup", "run_counted", "safe_name"]
 
@@ -32,14 +33,6 @@ class _Snapshot(Protocol):
 S = TypeVar("S", bound=_Snapshot)
 
 
-def safe_name(tool: AgentTool) -> str:
-    """The tool's name for a log line, even when its ``tool_name`` raises."""
-    try:
-        return tool.tool_name
-    except Exception:
-        return repr(type(tool).__name__)
-
-
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
@@ -51,7 +44,9 @@ def cleanup(tool: AgentTool) -> None:
         if inspect.isawaitable(outcome):
             run_sync(lambda: _await(outcome))
         logger.debug("tool_name=<%s> | cleaned up", safe_name(tool))
-    except Exception:
+    except BaseException as exc:  # a tool's cleanup may not stop the host either
+        if belongs_to_caller(exc):
+            raise
         logger.exception("tool_name=<%s> | cleanup failed", safe_name(tool))
 
 
@@ -62,18 +57,24 @@ async def acleanup(tool: AgentTool) -> None:
         if inspect.isawaitable(outcome):
             await outcome
         logger.debug("tool_name=<%s> | cleaned up", safe_name(tool))
-    except Exception:
+    except BaseException as exc:  # a tool's cleanup may not stop the host either
+        if belongs_to_caller(exc):
+            raise
         logger.exception("tool_name=<%s> | cleanup failed", safe_name(tool))
 
 
 class Lifecycle(Generic[S]):
-    """The current snapshot, in-flight call counts and tools waiting for their cleanup.
+    """The current snapshot, in-flight call counts, tools waiting for their cleanup, and the call runner.
+
+    Snapshots reach the registry's ``CallRunner`` (its limits and lanes) through
+    the lifecycle they share, so a call through a pinned snapshot is bounded too.
 
     One small lock guards all three, so a registry call either starts before a
     swap (and delays the old tool's cleanup) or sees the new snapshot.
     """
 
-    def __init__(self, initial: S) -> None:
+    def __init__(self, initial: S, runner: CallRunner | None = None) -> None:
+        self.runner = runner if runner is not None else CallRunner()
         self.lock = threading.Lock()
         self.current: S = initial
         self._calls: dict[int, int] = {}
@@ -120,21 +121,6 @@ class Lifecycle(Generic[S]):
         return ready
 
 
-def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
-    if is_tool_result_like(result):
-        checked = dict(result)
-        checked["toolUseId"] = tool_use_id
-        return checked  # type: ignore[return-value]
-    kind = type(result).__name__
-    logger.error("tool_name=<%s>, result_type=<%s> | tool returned no ToolResult", name, kind)
-    return error_result(tool_use_id, f"Error: tool {name} returned {kind}, not a ToolResult")
-
-
-def _failed(name: str, tool_use_id: str, exc: Exception) -> ToolResult:
-    logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
-    return exception_result(tool_use_id, exc)
-
-
 def run_counted(
     tool: AgentTool,
     lifecycle: Lifecycle[Any] | None,
@@ -144,15 +130,13 @@ def run_counted(
     agent: Any,
 ) -> ToolResult:
     """Call an already-counted tool synchronously; the last caller out runs a pending cleanup."""
-    name = safe_name(tool)
-    try:
-        result = tool.invoke(input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent)
-        return _checked(result, name, tool_use_id)
-    except Exception as exc:
-        return _failed(name, tool_use_id, exc)
-    finally:
+
+    def release() -> None:
         if lifecycle is not None and lifecycle.exit(tool):
             cleanup(tool)
+
+    call = ToolCall(input, tool_use_id, invocation_state, agent)
+    return _runner_of(lifecycle).run(tool, call, release)
 
 
 async def arun_counted(
@@ -163,15 +147,27 @@ async def arun_counted(
     invocation_state: dict[str, Any] | None,
     agent: Any,
 ) -> ToolResult:
-    """Call an already-counted tool on the caller's loop; the last caller out runs a pending cleanup."""
-    name = safe_name(tool)
-    try:
-        result = await tool.ainvoke(
-            input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-        )
-        return _checked(result, name, tool_use_id)
-    except Exception as exc:
-        return _failed(name, tool_use_id, exc)
-    finally:
+    """Call an already-counted tool from async code; the last caller out runs a pending cleanup.
+
+    An async cleanup runs on the caller's loop when the tool ran there, else on
+    the thread the synchronous tool ran on.
+    """
+
+    def release() -> None:
+        if lifecycle is not None and lifecycle.exit(tool):
+            cleanup(tool)
+
+    async def arelease() -> None:
         if lifecycle is not None and lifecycle.exit(tool):
             await acleanup(tool)
+
+    call = ToolCall(input, tool_use_id, invocation_state, agent)
+    return await _runner_of(lifecycle).arun(tool, call, release, arelease)
+
+
+_DEFAULT_RUNNER = CallRunner()
+
+
+def _runner_of(lifecycle: Lifecycle[Any] | None) -> CallRunner:
+    """The registry's runner; a snapshot made on its own uses the default limits."""
+    return lifecycle.runner if lifecycle is not None else _DEFAULT_RUNNER

@@ -22,6 +22,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .calls import CallLimits, CallRunner
 from .errors import DuplicateToolError, ToolNotFoundError
 from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
 from .names import check_tool_name, normalise_tool_name
@@ -338,9 +339,10 @@ class ToolRegistry:
     cleanup would never run); reads, calls and empty batches still work.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, limits: CallLimits | None = None) -> None:
+        """An empty registry; ``limits`` bound every call through it (default: ``CallLimits()``)."""
         # The first snapshot is empty, so it needs no lifecycle of its own to count calls.
-        self._lifecycle: Lifecycle[RegistrySnapshot] = Lifecycle(RegistrySnapshot())
+        self._lifecycle: Lifecycle[RegistrySnapshot] = Lifecycle(RegistrySnapshot(), CallRunner(limits))
         self._write_lock = threading.Lock()
         self._writer: int | None = None
         self._closed = False
@@ -356,6 +358,11 @@ class ToolRegistry:
     def generation(self) -> int:
         """How many commits the registry has seen."""
         return self._lifecycle.current.generation
+
+    @property
+    def limits(self) -> CallLimits:
+        """The timeout and per-tool concurrency cap every call runs under."""
+        return self._lifecycle.runner.limits
 
     @property
     def closed(self) -> bool:

@@ -90,7 +90,12 @@ class RemoteLoadError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class FileStatus:
-    """One record per tool source file."""
+    """One record per tool source file.
+
+    ``failing_dependencies`` lists the helpers this file imports (directly or
+    through other helpers) whose latest save failed or is stuck: the file runs
+    against their last good version.
+    """
 
     path: Path
     module_name: str
@@ -101,6 +106,7 @@ class FileStatus:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     conflicts: tuple[tuple[str, Path], ...] = ()
+    failing_dependencies: tuple[Path, ...] = ()
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
     """How each tool's spec changed when this file's current version went live (kept until the next one)."""
 

@@ -21,6 +21,7 @@ __all__ = [
     "ImageContent",
     "JSONSchema",
     "Tool",
+    "ToolCall",
     "ToolChoice",
     "ToolChoiceAny",
     "ToolChoiceAuto",
@@ -182,6 +183,23 @@ class ToolExample:
         return self.expected_output is not _NO_OUTPUT
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call's arguments as ``invoke``/``ainvoke`` take them, carried as one value.
+
+    Attributes:
+        input: The tool input (a dict for every tool style).
+        tool_use_id: The id the result is tagged with.
+        invocation_state: Caller-provided state passed along with the call.
+        agent: The agent making the call, or None.
+    """
+
+    input: Any
+    tool_use_id: str
+    invocation_state: dict[str, Any] | None = None
+    agent: Any = None
+
+
 ToolGenerator = AsyncGenerator[Any, None]
 """The events of one tool call; the last one is the ``ToolResult``."""
 
@@ -293,6 +311,31 @@ class AgentTool(ABC):
     def get_display_properties(self) -> dict[str, str]:
         """Properties shown in listings; subclasses add their own."""
         return {"Name": self.tool_name, "Type": self.tool_type}
+
+    @property
+    def is_async(self) -> bool:
+        """Whether ``stream`` never blocks an event loop, so callers may drive it on theirs.
+
+        False (the default) makes async callers, such as the registry's
+        ``ainvoke``, run the tool on a worker thread instead; a tool whose body
+        is ``async def``, or that hands blocking work to a thread itself, says True.
+        """
+        return False
+
+    @property
+    def source_file(self) -> str | None:
+        """The file the tool is defined in, when known (listings, ``inspect``, error locations)."""
+        return None
+
+    @property
+    def source_line(self) -> int | None:
+        """The line in ``source_file`` where the tool's definition starts, when known."""
+        return None
+
+    @property
+    def version(self) -> str | None:
+        """The version the tool declares (class tools' ``version=``), when it declares one."""
+        return None
 
     @property
     def category(self) -> str | None:

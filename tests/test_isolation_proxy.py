@@ -48,7 +48,8 @@ def _facts(tool: AgentTool) -> dict[str, Any]:
         "category": tool.category,
         "tags": tool.tags,
         "hot_reload": tool.supports_hot_reload,
-        "is_async": getattr(tool, "is_async", None) is True,
+        # A proxy always runs on the caller's loop; its description says what the body is.
+        "body_is_async": tool.description.is_async if isinstance(tool, ProxyTool) else tool.is_async,
         "display": display,
     }
 

@@ -184,8 +184,8 @@ def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
 
 def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:
     """Where a tool is defined: its ``source_file``/``source_line``, else the file that registered it."""
-    file = getattr(tool, "source_file", None)
-    line = getattr(tool, "source_line", None)
+    file = tool.source_file
+    line = tool.source_line
     if not isinstance(file, str) or not file:
         file = loader.registry.source_of(tool.tool_name) if loader is not None else None
     return file, line if isinstance(line, int) else None

@@ -7,10 +7,7 @@ submodules that import their framework (``loader.integrations.strands``).
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
-
-import anyio.to_thread
 
 from ..types import AgentTool, ToolResult
 
@@ -21,17 +18,12 @@ __all__ = ["ainvoke_nonblocking", "runs_on_event_loop"]
 
 
 def runs_on_event_loop(tool: AgentTool | None) -> bool:
-    """Whether a tool's ``stream`` is safe to drive on an event loop (it never blocks it).
+    """Whether the registry drives a tool on the caller's event loop (``is_async``), not on a thread.
 
-    Only tools that say so (``is_async`` is True: an ``async def`` body, or an
-    adapter that hands sync work to a thread itself) run on the loop; every
-    other tool, whose synchronous body would stall the loop and every other
-    call with it, runs in a worker thread. An unknown name runs on the loop:
-    the registry answers it with an error result without running anything.
+    An unknown name counts as on the loop: the registry answers it with an
+    error result without running anything.
     """
-    if tool is None:
-        return True
-    return getattr(tool, "is_async", None) is True
+    return tool is None or tool.is_async
 
 
 async def ainvoke_nonblocking(
@@ -43,19 +35,15 @@ async def ainvoke_nonblocking(
     invocation_state: dict[str, Any] | None = None,
     agent: Any = None,
 ) -> ToolResult:
-    """Call ``name`` through ``snapshot`` from async code, synchronous tools in a worker thread.
+    """Call ``name`` through ``snapshot`` from async code without ever blocking the loop.
 
     The snapshot pins the tool version for the whole call, so a reload that
-    lands mid-call never mixes two versions. A thread hop costs tens of
-    microseconds, far below any real tool body, and keeps a blocking tool from
-    delaying concurrent calls; cancelling the caller abandons the thread (the
-    tool body runs to its end, its result is dropped).
+    lands mid-call never mixes two versions. The registry runs synchronous
+    tools on their own bounded lane of threads and async tools on this loop,
+    under its ``CallLimits`` (see ``loader.calls``); cancelling the caller
+    cancels an async tool, drops a synchronous call that has not started and
+    asks a running one to stop.
     """
-    if runs_on_event_loop(snapshot.get(name)):
-        return await snapshot.ainvoke(
-            name, input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-        )
-    call = functools.partial(
-        snapshot.invoke, name, input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
+    return await snapshot.ainvoke(
+        name, input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
     )
-    return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)

@@ -40,7 +40,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "loader.integrations.strands needs Strands Agents: pip install 'tool-loader[strands]'"
     ) from exc
 
-from ..results import error_result
+from ..containment import belongs_to_caller
+from ..results import error_result, exception_result
 from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
 from . import ainvoke_nonblocking
 
@@ -274,7 +275,7 @@ class StrandsFunctionTool(AgentTool):
     ) -> None:
         super().__init__()
         self._tool = strands_tool
-        self.source_file = source_file
+        self._source_file = source_file
 
     @property
     def strands_tool(self) -> DecoratedFunctionTool[..., Any]:
@@ -299,6 +300,11 @@ class StrandsFunctionTool(AgentTool):
         return True
 
     @property
+    def source_file(self) -> str | None:
+        """The tool file the discovery plugin found the Strands tool in."""
+        return self._source_file
+
+    @property
     def is_async(self) -> bool:
         """True: Strands runs a sync body in a worker thread itself, so the stream never blocks a loop."""
         return True
@@ -316,18 +322,32 @@ class StrandsFunctionTool(AgentTool):
     ) -> ToolGenerator:
         tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
         strands_use = cast(StrandsToolUse, {**tool_use, "toolUseId": tool_use_id})
-        async for event in self._tool.stream(strands_use, invocation_state, **kwargs):
-            if isinstance(event, ToolResultEvent):
-                yield cast(ToolResult, event.tool_result)
-                return
-            if isinstance(event, ToolInterruptEvent):
-                yield error_result(
-                    tool_use_id,
-                    f"Error: tool {self.tool_name!r} asked for an interrupt, which "
-                    "needs a Strands agent to answer it",
-                )
-                return
-            if isinstance(event, ToolStreamEvent):
-                yield event["tool_stream_event"]["data"]
-                continue
-            yield event
+        events = self._tool.stream(strands_use, invocation_state, **kwargs)
+        try:
+            while True:
+                try:
+                    event = await events.__anext__()
+                except StopAsyncIteration:
+                    return
+                except BaseException as exc:  # Strands contains Exception only; a sys.exit() must not escape
+                    if belongs_to_caller(exc):
+                        raise
+                    logger.error("tool_name=<%s> | strands tool raised", self.tool_name, exc_info=exc)
+                    yield exception_result(tool_use_id, exc)
+                    return
+                if isinstance(event, ToolResultEvent):
+                    yield cast(ToolResult, event.tool_result)
+                    return
+                if isinstance(event, ToolInterruptEvent):
+                    yield error_result(
+                        tool_use_id,
+                        f"Error: tool {self.tool_name!r} asked for an interrupt, which "
+                        "needs a Strands agent to answer it",
+                    )
+                    return
+                if isinstance(event, ToolStreamEvent):
+                    yield event["tool_stream_event"]["data"]
+                    continue
+                yield event
+        finally:
+            await events.aclose()

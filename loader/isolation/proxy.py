@@ -98,8 +98,10 @@ class ProxyTool(AgentTool):
 
     @property
     def is_async(self) -> bool:
-        """Whether the tool's own body is ``async``; the proxy never blocks a loop either way."""
-        return self.description.is_async
+        """Always: a proxy's ``ainvoke`` awaits its worker without blocking the loop, so callers
+        run it on their own loop (where cancelling the call stops the worker) rather than on a
+        thread. Whether the tool's own body is ``async`` is ``description.is_async``."""
+        return True
 
     @property
     def is_generator(self) -> bool:

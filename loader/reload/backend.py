@@ -123,6 +123,9 @@ class InProcessBackend:
         return self._worker.submit(job, watch_file=path)
 
     def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+        if job.thread is not None and job.thread.ident is not None and not job.done:
+            # Never leave a half-executed module for the next import to find.
+            self._importer.abandon(job.thread.ident)
         self._worker.abandon(job)
 
     def dependencies(self, module_name: str) -> frozenset[str]:
@@ -147,7 +150,7 @@ def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
         options = WorkerOptions(
             worker_env=config.worker_env,
             max_memory_mb=config.max_memory_mb,
-            call_timeout=config.call_timeout,
+            call_timeout=config.call_timeout or 0.0,
             command_prefix=config.worker_command_prefix,
         )
         return ProcessBackend(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..calls import DEFAULT_CALL_TIMEOUT, CallLimits
 from .watcher import WatchTimings
 
 __all__ = ["LoaderConfig"]
@@ -33,7 +34,10 @@ class LoaderConfig:
         worker_env: Process mode: extra environment variable names workers inherit.
         max_memory_mb: Process mode: address-space limit of each worker, in MB.
         worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
-        call_timeout: Seconds before a call is answered with a timeout error (0 disables).
+        call_timeout: Seconds before a call is answered with a timeout error (None or 0: no limit).
+        max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
+            Both call limits apply to the registry the loader creates; a registry passed in
+            keeps its own.
         gate: Run a changed file's tool examples before it goes live; a failure
             rejects the new version and the last good one keeps serving.
         example_timeout: Seconds one example may run before it counts as failed.
@@ -52,6 +56,11 @@ class LoaderConfig:
     worker_env: tuple[str, ...] = ()
     max_memory_mb: int | None = None
     worker_command_prefix: tuple[str, ...] = ()
-    call_timeout: float = 60.0
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    max_concurrent_calls_per_tool: int = 8
     gate: bool = False
     example_timeout: float = 5.0
+
+    def call_limits(self) -> CallLimits:
+        """The call timeout and per-tool concurrency cap, as the registry takes them."""
+        return CallLimits(self.call_timeout, self.max_concurrent_calls_per_tool)

@@ -20,6 +20,7 @@ from ..names import normalise_tool_name
 from ..registry import ChangeKind, RegistryChangeSet
 from ..spec_changes import SpecChange, SpecChangeKind, compare_specs
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
+from .backend import LoadBackend
 from .file_state import FileRecord, Phase
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "FileOutcome",
     "derive_events",
     "event_for",
+    "failing_helpers",
     "file_status",
     "note_spec_changes",
     "notify_registry_changes",
@@ -70,6 +72,7 @@ def derive_events(
     outcomes: Mapping[Path, FileOutcome],
     records: Mapping[Path, FileRecord],
     owner_of: Callable[[str], Path | None],
+    failing_of: Callable[[FileRecord], tuple[Path, ...]] = lambda record: (),
 ) -> tuple[dict[Path, FileStatus], list[LoaderEvent]]:
     """The new status of every file of a batch whose status changed, and its event.
 
@@ -80,7 +83,7 @@ def derive_events(
     events: list[LoaderEvent] = []
     moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
     for path, outcome in sorted(outcomes.items()):
-        status = file_status(records[path], owner_of)
+        status = file_status(records[path], owner_of, failing_of(records[path]))
         if status == outcome.before:
             continue
         statuses[path] = status
@@ -93,7 +96,28 @@ def derive_events(
     return statuses, events
 
 
-def file_status(record: FileRecord, owner_of: Callable[[str], Path | None]) -> FileStatus:
+def failing_helpers(
+    backend: LoadBackend, modules: Mapping[str, Path], records: Mapping[Path, FileRecord], record: FileRecord
+) -> tuple[Path, ...]:
+    """The helpers ``record`` imports, at any depth, whose latest load failed or is stuck."""
+    seen: set[str] = set()
+    stack = [record.module_name]
+    failing: list[Path] = []
+    while stack:
+        for name in backend.dependencies(stack.pop()):
+            path = modules.get(name)
+            helper = records.get(path) if path is not None else None
+            if name not in seen and helper is not None:
+                seen.add(name)
+                stack.append(name)
+                if helper.phase in (Phase.FAILED, Phase.STUCK):
+                    failing.append(helper.path)
+    return tuple(sorted(failing))
+
+
+def file_status(
+    record: FileRecord, owner_of: Callable[[str], Path | None], failing_dependencies: tuple[Path, ...] = ()
+) -> FileStatus:
     """The public status of one file: its phase, with CONFLICT where another file owns its names."""
     owned: list[str] = []
     conflicts: list[tuple[str, Path]] = []
@@ -117,6 +141,7 @@ def file_status(record: FileRecord, owner_of: Callable[[str], Path | None]) -> F
         error=record.error,
         conflicts=tuple(sorted(conflicts)),
         spec_changes=record.spec_changes,
+        failing_dependencies=failing_dependencies,
     )
 
 

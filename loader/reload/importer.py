@@ -30,9 +30,12 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from ..errors import SymlinkRefusedError
 
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
 
@@ -60,6 +63,16 @@ def _name_part(stem: str) -> str:
         return stem
     digest = hashlib.sha1(stem.encode("utf-8", "surrogateescape")).hexdigest()[:6]
     return f"{_IDENTIFIER.sub('_', stem)}_{digest}"
+
+
+@dataclass(slots=True)
+class _Execution:
+    """A module whose code is running now, and what to put back if it never finishes."""
+
+    name: str
+    module: ModuleType
+    previous: ModuleType | None
+    previous_deps: set[str] | None
 
 
 class _SyntheticPackageLoader(importlib.abc.Loader):
@@ -150,6 +163,8 @@ class ToolImporter:
         self._rdeps: dict[str, set[str]] = {}
         self._sibling_cache: dict[tuple[Path, str], str | None] = {}
         self._fresh: dict[str, str] = {}
+        self._replacing: dict[str, ModuleType] = {}
+        self._running: dict[int, list[_Execution]] = {}
         self.executions = 0
         self._builtins_base = dict(builtins.__dict__)
         _FINDER.importers[self.tag] = self
@@ -212,9 +227,14 @@ class ToolImporter:
             spec.submodule_search_locations = [str(root)]
             return spec
         file = base.with_name(base.name + ".py")
-        if file.is_file() and is_within(file, root):
+        if file.is_file():
+            if not is_within(file, root):
+                # Declining is not enough: Python's path finder would run the outside file.
+                raise SymlinkRefusedError(fullname, file, root)
             return self._file_spec(fullname, file)
-        if base.is_dir() and is_within(base, root):
+        if base.is_dir():
+            if not is_within(base, root):
+                raise SymlinkRefusedError(fullname, base, root)
             init = base / "__init__.py"
             if init.is_file() and is_within(init, root):
                 spec = self._file_spec(fullname, init, package_dir=base)
@@ -243,6 +263,8 @@ class ToolImporter:
         """Compile and run ``source`` as ``module``, with the sibling-aware import hook."""
         code = compile(source, str(path), "exec", dont_inherit=True)
         name = module.__name__
+        previous_deps = self._deps.get(name)
+        execution = _Execution(name, module, self._replacing.pop(name, None), set(previous_deps or ()))
         self._set_deps(name, set())
         parent = name.rpartition(".")[0]
         if parent in sys.modules and getattr(sys.modules[parent], "__file__", None):
@@ -253,7 +275,15 @@ class ToolImporter:
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
         self.executions += 1
         self._fresh[name] = hashlib.sha256(source).hexdigest()
-        exec(code, module.__dict__)
+        thread_id = threading.get_ident()
+        running = self._running.setdefault(thread_id, [])
+        running.append(execution)
+        try:
+            exec(code, module.__dict__)
+        finally:
+            running.remove(execution)
+            if not running and self._running.get(thread_id) is running:
+                del self._running[thread_id]
 
     def _builtins_for(self, importer_name: str, directory: Path) -> dict[str, Any]:
         own_name = importer_name.rpartition(".")[2]
@@ -296,7 +326,9 @@ class ToolImporter:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
 
         Looked up per name (two stats at most) and cached for the batch, so an
-        import costs the same in a folder of ten files or of thousands.
+        import costs the same in a folder of ten files or of thousands. A link
+        out of the folder counts as a sibling too: importing it is then refused
+        (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
         """
         key = (directory, name)
         try:
@@ -308,9 +340,9 @@ class ToolImporter:
         if root is not None and name.isidentifier() and name != "__init__":
             file = directory / f"{name}.py"
             package = directory / name
-            if file.is_file() and is_within(file, root):
+            if file.is_file():
                 found = self.module_name_for(file)
-            elif package.is_dir() and is_within(package, root):
+            elif package.is_dir():
                 found = self.module_name_for(package)
         self._sibling_cache[key] = found
         return found
@@ -344,19 +376,45 @@ class ToolImporter:
         module = importlib.util.module_from_spec(spec)
         previous = sys.modules.get(name)
         previous_deps = self._deps.get(name)
+        if previous is not None:
+            self._replacing[name] = previous
         sys.modules[name] = module
         try:
             loader.exec_module(module)
         except BaseException:
-            if previous is not None:
-                sys.modules[name] = previous
-            else:
-                sys.modules.pop(name, None)
-            if previous_deps is not None:
-                self._set_deps(name, previous_deps)
+            self._replacing.pop(name, None)
+            # Unless abandon() has already put the last good module back (and a newer load may
+            # have run since), this execution restores it itself.
+            if sys.modules.get(name) is module:
+                if previous is not None:
+                    sys.modules[name] = previous
+                else:
+                    sys.modules.pop(name, None)
+                if previous_deps is not None:
+                    self._set_deps(name, previous_deps)
             raise
         setattr(parent, child, module)
         return module
+
+    def abandon(self, thread_id: int) -> None:
+        """The imports running on thread ``thread_id`` will not finish: undo them now.
+
+        Each module still executing there (the file being loaded, and any
+        helper it was importing) leaves ``sys.modules`` at once: its last good
+        version goes back, or nothing when it had none, so the next import
+        never finds a half-executed module. The stuck thread cannot be relied
+        on to do this itself: it may stay blocked in C code for a long time.
+        """
+        for execution in reversed(self._running.pop(thread_id, [])):
+            name = execution.name
+            if sys.modules.get(name) is not execution.module:
+                continue
+            if execution.previous is not None:
+                sys.modules[name] = execution.previous
+                self._set_deps(name, execution.previous_deps)
+            else:
+                sys.modules.pop(name, None)
+                self._set_deps(name, None)
 
     def forget(self, module_names: Iterable[str]) -> None:
         """Drop modules from ``sys.modules`` (deleted files, or helpers to re-run on next import)."""

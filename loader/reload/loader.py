@@ -35,7 +35,7 @@ from .batch import BatchPlan, load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
 from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
-from .events import Announcer, FileOutcome, derive_events, note_spec_changes
+from .events import Announcer, FileOutcome, derive_events, failing_helpers, note_spec_changes
 from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .gate import gate_error
 from .imports import ImportRunner
@@ -78,7 +78,7 @@ class ToolLoader:
         self.paths: tuple[Path, ...] = tuple(dict.fromkeys(Path(raw).expanduser().resolve() for raw in paths))
         if not self.paths:
             raise ValueError("ToolLoader needs at least one folder to load")
-        self.registry = registry if registry is not None else ToolRegistry()
+        self.registry = registry if registry is not None else ToolRegistry(limits=config.call_limits())
         self._backend: LoadBackend = make_backend(self.paths, config)
         self._records: dict[Path, FileRecord] = {}
         self._by_module: dict[str, Path] = {}
@@ -355,7 +355,8 @@ class ToolLoader:
             for path in involved:
                 if path is not None and path not in outcomes:
                     outcomes[path] = FileOutcome(self._statuses.get(path))
-        changed, events = derive_events(outcomes, self._records, self._ownership.owner)
+        failing = functools.partial(failing_helpers, self._backend, self._by_module, self._records)
+        changed, events = derive_events(outcomes, self._records, self._ownership.owner, failing)
         self._statuses = {**self._statuses, **changed}
         self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
         self._announcer.announce(committed, events, outcomes)

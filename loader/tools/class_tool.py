@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from ..containment import belongs_to_caller
 from ..errors import InvalidToolNameError, ToolDefinitionError
 from ..names import is_valid_tool_name
 from ..results import exception_result, to_tool_result
@@ -340,6 +341,16 @@ class ClassTool(AgentTool):
         return self._metadata.category
 
     @property
+    def version(self) -> str | None:
+        """The ``version=`` the class declares."""
+        return self._metadata.version
+
+    @property
+    def is_async(self) -> bool:
+        """Whether ``execute`` (or a custom ``validate``) is async: then it runs on the caller's loop."""
+        return self._async
+
+    @property
     def tags(self) -> tuple[str, ...]:
         return self._metadata.tags
 
@@ -408,7 +419,10 @@ class ClassTool(AgentTool):
             lines=[p.message for p in problems],
         )
 
-    def _failure(self, tool_use_id: str, exc: Exception) -> ToolResult:
+    def _failure(self, tool_use_id: str, exc: BaseException) -> ToolResult:
+        """The error result for anything the tool raised; the caller's cancellation or Ctrl-C propagates."""
+        if belongs_to_caller(exc):
+            raise exc
         logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
         return exception_result(tool_use_id, exc)
 
@@ -431,7 +445,7 @@ class ClassTool(AgentTool):
             if inspect.isawaitable(value):
                 value = await value
             return to_tool_result(value, tool_use_id)
-        except Exception as exc:
+        except BaseException as exc:
             return self._failure(tool_use_id, exc)
 
     def _run(self, tool_use_id: str, raw_input: Any) -> ToolResult:
@@ -450,7 +464,7 @@ class ClassTool(AgentTool):
                     return self._invalid(tool_use_id, problems)
             value = _finish_awaitable(self._execute(prepared))
             return to_tool_result(value, tool_use_id)
-        except Exception as exc:
+        except BaseException as exc:
             return self._failure(tool_use_id, exc)
 
     async def stream(

@@ -38,6 +38,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ..containment import belongs_to_caller
 from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
 from ..types import (
@@ -282,7 +283,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             return bad.result
         try:
             value = await self._func(*args, **kwargs)  # type: ignore[misc]
-        except Exception as exc:
+        except BaseException as exc:
             return self._failure(exc, tool_use_id)
         return to_tool_result(value, tool_use_id)
 
@@ -316,7 +317,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             running: Any = self._func(*args, **call_kwargs)
             if kind is FunctionKind.COROUTINE:
                 value = await running
-        except Exception as exc:
+        except BaseException as exc:
             yield self._failure(exc, tool_use_id)
             return
         if kind is FunctionKind.COROUTINE:
@@ -336,7 +337,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
                     break
                 except StopAsyncIteration:
                     break
-                except Exception as exc:
+                except BaseException as exc:
                     yield self._failure(exc, tool_use_id)
                     return
                 last = item
@@ -353,13 +354,17 @@ class FunctionTool(AgentTool, Generic[P, R]):
             value: Any = self._func(*args, **kwargs)
             if self._definition.kind is FunctionKind.GENERATOR:
                 value = _drain(value)
-        except Exception as exc:
+        except BaseException as exc:
             return self._failure(exc, tool_use_id)
         return to_tool_result(value, tool_use_id)
 
-    def _failure(self, exc: Exception, tool_use_id: str) -> ToolResult:
-        """Log the tool's exception and turn it into an error result (or re-raise with raise_errors)."""
-        if self._definition.raise_errors:
+    def _failure(self, exc: BaseException, tool_use_id: str) -> ToolResult:
+        """Log the tool's exception and turn it into an error result (or re-raise with raise_errors).
+
+        Any ``BaseException`` counts (a tool's ``sys.exit()`` must not stop the host), except
+        the caller's own cancellation or Ctrl-C (``loader.containment``), which propagate.
+        """
+        if self._definition.raise_errors or belongs_to_caller(exc):
             raise exc
         logger.error(
             "tool_name=<%s>, tool_use_id=<%s> | tool raised %s",

@@ -14,6 +14,7 @@ from typing import Any, cast
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
+from ..containment import belongs_to_caller
 from ..errors import ToolDefinitionError
 from ..names import check_tool_name
 from ..results import exception_result, to_tool_result
@@ -62,9 +63,9 @@ class ModuleTool(AgentTool):
         self._function = function
         self._is_async = inspect.iscoroutinefunction(function)
         self._validator = _validator_for(spec)
-        self.source_file = source_file
+        self._source_file = source_file
         code = getattr(function, "__code__", None)
-        self.source_line: int | None = code.co_firstlineno if code is not None else None
+        self._source_line: int | None = code.co_firstlineno if code is not None else None
 
     @property
     def tool_name(self) -> str:
@@ -89,6 +90,16 @@ class ModuleTool(AgentTool):
         return self._is_async
 
     @property
+    def source_file(self) -> str | None:
+        """The module file the tool came from, as the discovery plugin gave it."""
+        return self._source_file
+
+    @property
+    def source_line(self) -> int | None:
+        """The first line of the tool's function."""
+        return self._source_line
+
+    @property
     def function(self) -> Callable[..., Any]:
         """The module function that implements the tool."""
         return self._function
@@ -103,7 +114,10 @@ class ModuleTool(AgentTool):
     def _finish(self, value: Any, tool_use_id: str) -> ToolResult:
         return to_tool_result(value, tool_use_id)
 
-    def _failure(self, exc: Exception, tool_use_id: str) -> ToolResult:
+    def _failure(self, exc: BaseException, tool_use_id: str) -> ToolResult:
+        """The error result for anything the tool raised; the caller's cancellation or Ctrl-C propagates."""
+        if belongs_to_caller(exc):
+            raise exc
         logger.error("tool_name=<%s> | module tool raised", self.tool_name, exc_info=exc)
         return exception_result(tool_use_id, exc)
 
@@ -129,9 +143,10 @@ class ModuleTool(AgentTool):
                 value = await self._function(tool_use, **invocation_state)
             else:
                 value = self._function(tool_use, **invocation_state)
-            yield self._finish(value, tool_use_id)
-        except Exception as exc:
-            yield self._failure(exc, tool_use_id)
+            result = self._finish(value, tool_use_id)
+        except BaseException as exc:
+            result = self._failure(exc, tool_use_id)
+        yield result  # outside the try: a consumer closing the stream here is not the tool's fault
 
     def invoke(
         self,
@@ -152,7 +167,7 @@ class ModuleTool(AgentTool):
         tool_use, state = call_frame(self.tool_name, input, use_id, invocation_state, agent)
         try:
             return self._finish(self._function(tool_use, **state), use_id)
-        except Exception as exc:
+        except BaseException as exc:
             return self._failure(exc, use_id)
 
 

@@ -1,0 +1,314 @@
+"""Running one registry call under the call limits: on which thread, for how long, and what failure becomes.
+
+* From async code (``ainvoke``: the MCP server, Strands agents; ``astream``:
+  ``tool-loader call``) a synchronous tool runs on its own bounded lane of
+  threads (``loader.lanes``), so a stuck tool can only use up its own
+  ``max_concurrent_per_tool`` threads, never the ones other tools need; the
+  caller awaits the result with the deadline. Calls beyond the cap wait in
+  line rather than fail at once: a model that fans out ten calls of one tool
+  gets ten answers, and the same deadline bounds the wait (a call still in
+  line when it passes is dropped unstarted, and its result says so). A call
+  that passes its deadline, or whose caller is cancelled, while running is
+  asked to stop (``CallLane.stop``): an endless Python loop ends at once and
+  frees its slot; a call blocked in C keeps its slot until that call returns.
+* An async tool (``AgentTool.is_async``) runs on the caller's event loop and
+  is cancelled when its deadline passes or its caller is cancelled (an MCP
+  client's ``notifications/cancelled``); it holds no thread, so no cap applies.
+* From synchronous code (``invoke``) a synchronous tool runs right in the
+  calling thread, with no deadline: that thread is the caller's to give, a
+  deadline could only abandon it to a second thread, and the hand-over would
+  cost every call ~10x its overhead (tens of µs instead of a few). An async
+  tool called from ``invoke`` still gets its deadline (it is cancellable).
+
+Whatever tool code raises becomes an error result (``loader.containment``
+says which exceptions are the caller's instead); a timeout is an error result
+naming it (``ToolCallTimeout``). ``release`` is called exactly once per call,
+when the tool's code has really finished (a call abandoned at its deadline
+keeps counting as in flight until then, so its tool is not cleaned up under it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from .containment import belongs_to_caller
+from .errors import ToolCallTimeout
+from .lanes import CallLane, LaneMap
+from .results import error_result, exception_result, is_tool_result_like
+from .types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
+
+__all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
+
+logger = logging.getLogger("loader.registry")
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds a call may take unless configured otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallLimits:
+    """How long one call may take, and how many calls of one tool may run at once.
+
+    Attributes:
+        timeout: Seconds a call may take, waiting for a free slot included;
+            ``None`` or 0 means no limit. An overrunning call returns an error
+            result naming the timeout.
+        max_concurrent_per_tool: Threads one synchronous tool may occupy at
+            once; further calls of it wait in line (within their timeout).
+
+    Raises:
+        ValueError: A negative or NaN timeout, or a cap below 1.
+    """
+
+    timeout: float | None = DEFAULT_CALL_TIMEOUT
+    max_concurrent_per_tool: int = 8
+
+    def __post_init__(self) -> None:
+        timeout = self.timeout
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+                raise ValueError(f"call timeout must be a number of seconds >= 0 (0: none), got {timeout!r}")
+            if timeout == 0 or math.isinf(timeout):
+                object.__setattr__(self, "timeout", None)
+        cap = self.max_concurrent_per_tool
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ValueError(f"max_concurrent_per_tool must be an integer >= 1, got {cap!r}")
+
+
+def safe_name(tool: AgentTool) -> str:
+    """The tool's name for a log line or a message, even when its ``tool_name`` raises."""
+    try:
+        return tool.tool_name
+    except Exception:
+        return repr(type(tool).__name__)
+
+
+class CallRunner:
+    """Runs calls under one ``CallLimits``; owns the per-tool lanes of synchronous tools."""
+
+    def __init__(self, limits: CallLimits | None = None) -> None:
+        self.limits = limits if limits is not None else CallLimits()
+        self._lanes = LaneMap(self.limits.max_concurrent_per_tool)
+
+    def run(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
+        """Run a call from synchronous code and return its result; never raises for the tool's fault.
+
+        A synchronous tool runs right here, in the caller's thread, with no
+        deadline (see the module docstring); an async one gets its deadline.
+        """
+        timeout = self.limits.timeout
+        try:
+            if tool.is_async and timeout is not None:
+                return run_sync(functools.partial(self._on_loop, tool, call, timeout))  # type: ignore[no-any-return]
+            return _invoke(tool, call)
+        finally:
+            release()
+
+    async def arun(
+        self,
+        tool: AgentTool,
+        call: ToolCall,
+        release: Callable[[], None],
+        arelease: Callable[[], Awaitable[None]],
+    ) -> ToolResult:
+        """Run a call from async code; async tools on this loop, sync tools on their lane."""
+        timeout = self.limits.timeout
+        if tool.is_async:
+            try:
+                return await self._on_loop(tool, call, timeout)
+            finally:
+                await arelease()
+        lane = self._lanes.lane_for(tool, safe_name(tool))
+        future = lane.submit(functools.partial(_invoke, tool, call))
+        future.add_done_callback(lambda _: release())
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.wrap_future(future)
+        except TimeoutError:
+            assert timeout is not None
+            return self._timed_out(tool, call, timeout, started=_give_up(lane, future))
+        except BaseException:  # the caller was cancelled (an MCP client's notifications/cancelled)
+            _give_up(lane, future)
+            raise
+
+    async def astream(
+        self, tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """Drive ``tool.stream`` under the limits, yielding its events as they come; the last is a result.
+
+        For callers that show progress (``tool-loader call``): an async tool's
+        stream runs on this loop; a synchronous tool's runs on its lane (on a
+        loop of that thread) and its events are handed over as they come, so
+        this loop, and a Ctrl-C that cancels it, never wait on tool code.
+        Whatever escapes the stream ends it with an error result; past the
+        deadline it ends with the timeout's error result.
+        """
+        tool_use_id = str(tool_use.get("toolUseId") or "")
+        call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
+        timeout = self.limits.timeout
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        if tool.is_async:
+            source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(tool, tool_use, invocation_state)
+            future: Future[None] | None = None
+            lane: CallLane | None = None
+        else:
+            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+            lane = self._lanes.lane_for(tool, safe_name(tool))
+            future = lane.submit(
+                functools.partial(_pump_on_thread, tool, tool_use, invocation_state, loop, queue)
+            )
+            source = _drain(queue)
+        settled = False  # the stream ended on its own (its thread needs no stop)
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline) as scope:
+                        kind, value = await anext(source)
+                except TimeoutError:
+                    if not scope.expired():
+                        raise
+                    assert timeout is not None
+                    settled = True
+                    started = lane is None or future is None or _give_up(lane, future)
+                    yield self._timed_out(tool, call, timeout, started=started)
+                    return
+                if kind in ("end", "error"):
+                    settled = True
+                if kind == "end":
+                    return
+                if kind == "error":
+                    yield _failed(safe_name(tool), tool_use_id, value)
+                    return
+                yield value
+        finally:
+            if not settled and lane is not None and future is not None:
+                _give_up(lane, future)  # the consumer left early, or its task was cancelled
+            await source.aclose()
+
+    async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
+        try:
+            async with asyncio.timeout(timeout):
+                return await _ainvoke(tool, call)
+        except TimeoutError:
+            assert timeout is not None
+            return self._timed_out(tool, call, timeout, started=True)
+
+    def _timed_out(self, tool: AgentTool, call: ToolCall, timeout: float, *, started: bool) -> ToolResult:
+        name = safe_name(tool)
+        exc = ToolCallTimeout(
+            name, timeout, started=started, max_concurrent=self.limits.max_concurrent_per_tool
+        )
+        logger.warning("tool_name=<%s>, timeout=<%g>, started=<%s> | call timed out", name, timeout, started)
+        return exception_result(call.tool_use_id, exc)
+
+
+async def _events_on_loop(
+    tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+) -> AsyncGenerator[tuple[str, Any], None]:
+    """An async tool's stream events as ``("event", e)``, then ``("error", exc)`` or ``("end", None)``."""
+    events = tool.stream(tool_use, invocation_state)
+    try:
+        while True:
+            try:
+                event = await anext(events)
+            except StopAsyncIteration:
+                break
+            except BaseException as exc:
+                if belongs_to_caller(exc):
+                    raise
+                yield "error", exc
+                return
+            yield "event", event
+    finally:
+        await events.aclose()
+    yield "end", None
+
+
+def _pump_on_thread(
+    tool: AgentTool,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any],
+    loop: asyncio.AbstractEventLoop,
+    queue: asyncio.Queue[tuple[str, Any]],
+) -> None:
+    """Run a synchronous tool's stream on this lane thread, handing each event to the caller's loop."""
+
+    def put(kind: str, value: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+        except RuntimeError:  # the caller's loop is gone: nobody is listening any more
+            pass
+
+    async def pump() -> None:
+        async for event in tool.stream(tool_use, invocation_state):
+            put("event", event)
+
+    try:
+        asyncio.run(pump())
+    except BaseException as exc:  # on a lane thread, always the tool's own
+        put("error", exc)
+    else:
+        put("end", None)
+
+
+async def _drain(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncGenerator[tuple[str, Any], None]:
+    while True:
+        yield await queue.get()
+
+
+def _give_up(lane: CallLane, future: Future[Any]) -> bool:
+    """Drop a call nobody waits for any more: unstarted, it never runs; running, it is asked to stop.
+
+    Returns whether the call had started.
+    """
+    if future.cancel() or future.cancelled():
+        return False
+    lane.stop(future)
+    return True
+
+
+def _invoke(tool: AgentTool, call: ToolCall) -> ToolResult:
+    name = safe_name(tool)
+    try:
+        result = tool.invoke(
+            call.input, tool_use_id=call.tool_use_id, invocation_state=call.invocation_state, agent=call.agent
+        )
+    except BaseException as exc:
+        return _failed(name, call.tool_use_id, exc)
+    return _checked(result, name, call.tool_use_id)
+
+
+async def _ainvoke(tool: AgentTool, call: ToolCall) -> ToolResult:
+    name = safe_name(tool)
+    try:
+        result = await tool.ainvoke(
+            call.input, tool_use_id=call.tool_use_id, invocation_state=call.invocation_state, agent=call.agent
+        )
+    except BaseException as exc:
+        return _failed(name, call.tool_use_id, exc)
+    return _checked(result, name, call.tool_use_id)
+
+
+def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
+    if is_tool_result_like(result):
+        checked = dict(result)
+        checked["toolUseId"] = tool_use_id
+        return checked  # type: ignore[return-value]
+    kind = type(result).__name__
+    logger.error("tool_name=<%s>, result_type=<%s> | tool returned no ToolResult", name, kind)
+    return error_result(tool_use_id, f"Error: tool {name} returned {kind}, not a ToolResult")
+
+
+def _failed(name: str, tool_use_id: str, exc: BaseException) -> ToolResult:
+    if belongs_to_caller(exc):
+        raise exc
+    logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
+    return exception_result(tool_use_id, exc)

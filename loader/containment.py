@@ -1,0 +1,52 @@
+"""Which exceptions raised while tool code runs belong to the tool, and which to its caller.
+
+A tool is code being iterated on: ``argparse`` on bad input calls
+``sys.exit``, a library raises ``KeyboardInterrupt`` or ``GeneratorExit``.
+None of that may stop a server or a console, so every ``BaseException`` a
+tool raises becomes an error result (``Error: SystemExit - 2``), except the
+two that are the caller's, not the tool's:
+
+* a cancellation of the calling asyncio task (its call timeout, an MCP
+  client's ``notifications/cancelled``, ``asyncio.run`` turning Ctrl-C into
+  cancellation): the task says so (``Task.cancelling() > 0``);
+* a ``KeyboardInterrupt`` in the main thread while Python's default SIGINT
+  handler is installed: that is how a real Ctrl-C arrives, and there it cannot
+  be told apart from a tool's own ``raise KeyboardInterrupt``, so the host's
+  Ctrl-C wins. Signals only ever reach the main thread, so anywhere else (a
+  worker thread, or an event loop that handles SIGINT itself) a
+  ``KeyboardInterrupt`` is the tool's own.
+
+Called from async code, the registry runs synchronous tools on worker
+threads, so a Ctrl-C reaches the waiting caller, outside the tool, and simply
+propagates; and every ``KeyboardInterrupt`` a tool raises on a worker thread
+is an error result. A synchronous tool called with ``invoke`` in the main
+thread runs there: its own ``KeyboardInterrupt`` then propagates like a Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+
+__all__ = ["belongs_to_caller"]
+
+
+def belongs_to_caller(exc: BaseException) -> bool:
+    """Whether an exception seen around tool code must propagate instead of becoming an error result."""
+    if isinstance(exc, asyncio.CancelledError):
+        return _task_is_cancelled()
+    if isinstance(exc, KeyboardInterrupt):
+        return (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        )
+    return False
+
+
+def _task_is_cancelled() -> bool:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop: nobody can have cancelled us
+        return False
+    return task is not None and task.cancelling() > 0
