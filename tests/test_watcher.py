@@ -1,14 +1,17 @@
 """Events to settled batches: the scheduler's timing rules, driven by a fake event source.
 
-The real observer is exercised by tests/test_contract.py; here watchdog event
-objects are built by hand so the rules can be checked without the filesystem.
+The real observer is exercised by tests/test_contract.py and tests/test_roots.py;
+here watchdog event objects are built by hand so the rules can be checked without
+the filesystem (and links on a folder's path are read from a temporary tree).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
+import pytest
 from support import eventually
 from watchdog.events import (
     DirCreatedEvent,
@@ -21,6 +24,7 @@ from watchdog.events import (
     FileOpenedEvent,
 )
 
+from loader.reload.roots import links_on_path, root_as_given
 from loader.reload.watcher import ChangeScheduler, FolderWatcher, WatchTimings
 
 
@@ -165,3 +169,50 @@ def test_real_observer_watch_survives_folder_recreation(tmp_path: Path) -> None:
     finally:
         scheduler.stop()
         watcher.stop()
+
+
+def test_links_on_path_follow_relative_absolute_and_nested_links(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "rev1" / "tools").mkdir(parents=True)
+    os.symlink("real/rev1", tmp_path / "current")  # relative, like git-sync's link
+    os.symlink(tmp_path / "current", tmp_path / "alias")  # absolute, to another link
+    assert links_on_path(tmp_path / "plain") == ()
+    assert links_on_path(tmp_path / "current" / "tools") == (tmp_path / "current",)
+    assert links_on_path(tmp_path / "alias" / "tools") == (tmp_path / "alias", tmp_path / "current")
+    os.symlink("loop", tmp_path / "loop")
+    assert links_on_path(tmp_path / "loop") == (tmp_path / "loop",)  # gives up, never hangs
+
+
+def test_root_as_given_keeps_links_and_makes_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "target").mkdir()
+    os.symlink("target", tmp_path / "link")
+    monkeypatch.chdir(tmp_path)
+    assert root_as_given("link/./x/..") == tmp_path / "link"
+
+
+def test_events_of_a_folder_watched_at_its_real_path_are_spelled_as_given() -> None:
+    watcher, fake, dirs = _watcher()
+    alias = (Path("/git/.worktrees/abc"), Path("/git/current"))
+    watcher._on_event(FileClosedEvent("/git/.worktrees/abc/a.py"), alias)
+    watcher._on_event(FileMovedEvent("/git/.worktrees/abc/b.tmp", "/git/.worktrees/abc/sub/b.py"), alias)
+    watcher._on_event(DirCreatedEvent("/git/.worktrees/abc/pkg"), alias)
+    assert fake.noted == [
+        (Path("/git/current/a.py"), 0.001),
+        (Path("/git/current/b.tmp"), 0.3),
+        (Path("/git/current/sub/b.py"), 0.0),
+    ]
+    assert dirs == [Path("/git/current/pkg")]
+
+
+def test_a_link_placed_inside_a_watched_folder_reconciles_that_folder(tmp_path: Path) -> None:
+    watcher, fake, dirs = _watcher()
+    watcher._roots = (tmp_path,)
+    (tmp_path / "..2026_01_01").mkdir()
+    os.symlink("..2026_01_01", tmp_path / "..data")
+    os.symlink("..data/a.py", tmp_path / "a.py")
+    watcher._on_event(FileMovedEvent(str(tmp_path / "..data_tmp"), str(tmp_path / "..data")))
+    assert dirs == [tmp_path]
+    watcher._on_event(FileCreatedEvent(str(tmp_path / "a.py")))  # a new key's link: complete at once
+    assert fake.noted[-1] == (tmp_path / "a.py", 0.001)

@@ -79,6 +79,13 @@ class LoadBackend(Protocol):
         """Drop modules so their next import runs their code again."""
         ...
 
+    def pause(self) -> None:
+        """The loader stopped: let go of what only loading needs (tools must stay callable).
+
+        The next load starts it again.
+        """
+        ...
+
     def close(self) -> None:
         """Release threads, processes and loaded modules."""
         ...
@@ -136,6 +143,9 @@ class InProcessBackend:
 
     def forget(self, module_names: Iterable[str]) -> None:
         self._importer.forget(module_names)
+
+    def pause(self) -> None:
+        self._worker.release_idle()
 
     def close(self) -> None:
         self._worker.close()

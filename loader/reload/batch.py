@@ -16,6 +16,7 @@ from pathlib import Path
 from ..status import LoadErrorInfo, LoadErrorKind
 from .backend import LoadBackend
 from .discovery import SourceFinder
+from .disk import names_a_file
 from .file_state import FileRecord, SourceRead, read_source
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
@@ -79,7 +80,7 @@ def _look_at(
     if root is None:
         return
     is_init = path.name == "__init__.py"
-    exists = path.is_file() and (is_init or sources.is_source(path, root))
+    exists = names_a_file(path) and (is_init or sources.is_source(path, root))
     if exists and not backend.is_within_root(path, root):
         message = f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
         error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)
@@ -155,9 +156,11 @@ def _pair_moves(
     """
     new_files = [p for p in plan.present if (r := records.get(p)) is None or r.is_removed]
     if new_files:
+        # Only a vanished file whose bytes just appeared elsewhere moved; any other waits out its grace.
+        arrived = {plan.present[p].digest for p in new_files}
         for path, record in records.items():
             if not record.is_removed and path not in plan.present and path not in plan.missing:
-                if not path.exists():
+                if record.content_hash in arrived and not path.exists():
                     plan.missing.append(path)
                     changed_modules.append(record.module_name)
     if plan.missing and look_for_moves:

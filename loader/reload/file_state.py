@@ -28,6 +28,7 @@ from pathlib import Path
 from ..spec_changes import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
+from .disk import read_file
 
 __all__ = ["EmptyGrace", "FileRecord", "Phase", "Plan", "SourceRead", "Step", "read_source", "stat_signature"]
 
@@ -101,12 +102,14 @@ def read_source(path: Path) -> SourceRead | None:
     """Read ``path`` once for the batch; None if it vanished meanwhile.
 
     Raises:
-        OSError: The file is there but cannot be read (permissions, a folder).
+        OSError: The file is there but cannot be read (permissions, a dangling or looping
+            link, a FIFO, which is never opened for a blocking read).
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = read_file(path)
+    if data is None:
         return None
+    if isinstance(data, OSError):
+        raise data
     return SourceRead(data, stat_signature(path), hashlib.sha256(data).hexdigest())
 
 
@@ -182,6 +185,14 @@ class FileRecord:
         """
         self.phase = _PHASE_OF_ERROR.get(error.kind, Phase.FAILED)
         self.error = error
+
+    def cannot_read(self, error: LoadErrorInfo) -> None:
+        """The file is there but unreadable: FAILED, last good tools kept.
+
+        The last attempt is forgotten, so the same bytes load again once the file is readable.
+        """
+        self.fail(error)
+        self.attempted_hash = None
 
     def refuse(self, error: LoadErrorInfo) -> None:
         """The path must never load (a link out of the folder): FAILED with no tools at all."""

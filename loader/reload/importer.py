@@ -49,12 +49,23 @@ _IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
 
 
 def is_within(path: Path, root: Path) -> bool:
-    """Whether ``path``, with every link resolved, lies inside ``root`` (already resolved)."""
+    """Whether ``path``, with every link resolved, lies inside ``root`` (its links resolved too).
+
+    ``root`` may be reached through a link that a deployment flips (git-sync);
+    ``path`` is resolved against the same reading of the root's target, so a
+    flip between two lookups cannot make a file look outside.
+    """
     try:
-        real = Path(os.path.realpath(path))
+        real_root = Path(os.path.realpath(root))
+        try:
+            relative = path.relative_to(root)
+        except ValueError:
+            real = Path(os.path.realpath(path))
+        else:
+            real = Path(os.path.realpath(real_root / relative))
     except OSError:
         return False
-    return real == root or root in real.parents
+    return real == real_root or real_root in real.parents
 
 
 def _name_part(stem: str) -> str:

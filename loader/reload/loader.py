@@ -41,7 +41,8 @@ from .gate import gate_error
 from .imports import ImportRunner
 from .ownership import NameOwnership
 from .reconcile import Reconciler
-from .watcher import ChangeScheduler, FolderWatcher
+from .roots import root_as_given
+from .watcher import ChangeScheduler, FolderWatcher, WatchMode
 
 __all__ = ["LoaderConfig", "ToolLoader"]
 
@@ -75,7 +76,8 @@ class ToolLoader:
         if isolation is not None and isolation != config.isolation:
             config = replace(config, isolation=isolation)
         self.config = config
-        self.paths: tuple[Path, ...] = tuple(dict.fromkeys(Path(raw).expanduser().resolve() for raw in paths))
+        # Kept as given (links unresolved): a link a deployment flips (git-sync) is followed.
+        self.paths: tuple[Path, ...] = tuple(dict.fromkeys(root_as_given(raw) for raw in paths))
         if not self.paths:
             raise ValueError("ToolLoader needs at least one folder to load")
         self.registry = registry if registry is not None else ToolRegistry(limits=config.call_limits())
@@ -154,12 +156,18 @@ class ToolLoader:
                 self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
 
     def stop(self) -> None:
-        """Stop watching; tools stay registered and modules stay loaded (``close()`` releases them)."""
-        if not self._watching:
-            return
-        self._watching = False
-        self._watcher.stop()
-        self._scheduler.stop()
+        """Stop watching and let idle threads go, import threads included.
+
+        Tools stay registered and their modules stay loaded: they are what the
+        registered tools run, and ``start()`` resumes from them. ``close()``
+        (and leaving ``with``) releases those too.
+        """
+        if self._watching:
+            self._watching = False
+            self._watcher.stop()
+            self._scheduler.stop()
+        with self._apply_lock:
+            self._backend.pause()
 
     def close(self) -> None:
         """Stop watching, unregister this loader's tools and drop its modules and threads."""
@@ -206,11 +214,16 @@ class ToolLoader:
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
-        return self._statuses.get(Path(path).resolve())
+        given = root_as_given(path)
+        return self._statuses.get(given) or self._statuses.get(given.resolve())
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
         return self._announcer.subscribe(listener)
+
+    def watch_modes(self) -> dict[Path, WatchMode]:
+        """How each folder is watched now: by OS events, by polling (the OS gave no more watches), or not."""
+        return {root: self._watcher.mode(root) for root in self.paths}
 
     def imports_in_progress(self) -> tuple[ImportInProgress, ...]:
         """Imports still running after the loader stopped waiting for them (slow or stuck files)."""
@@ -263,7 +276,7 @@ class ToolLoader:
         for path, error in plan.unreadable:
             record = self._begin(path, outcomes)
             record.signature = stat_signature(path)
-            record.fail(error)
+            record.cannot_read(error)
 
     def _begin(self, path: Path, outcomes: dict[Path, FileOutcome]) -> FileRecord:
         """The file's record (a new one if unknown or removed), noting its status before this batch."""

@@ -117,6 +117,7 @@ class ImportPool:
         self._threads: set[threading.Thread] = set()
         self._idle = 0
         self._closed = False
+        self._retiring = False
 
     @property
     def thread_count(self) -> int:
@@ -130,6 +131,7 @@ class ImportPool:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the import pool is closed")
+            self._retiring = False
             self._queue.append(job)
             if self._idle == 0 and len(self._threads) < self._max_threads:
                 thread = threading.Thread(
@@ -160,6 +162,12 @@ class ImportPool:
             if job.thread is not None and not job.done:
                 _interrupt(job.thread)
 
+    def release_idle(self) -> None:
+        """Let every thread exit once it has nothing to do; the next ``submit`` starts one again."""
+        with self._cond:
+            self._retiring = True
+            self._cond.notify_all()
+
     def close(self) -> None:
         """Let every idle thread exit; busy ones exit when their job ends (stuck ones are interrupted)."""
         with self._cond:
@@ -179,7 +187,7 @@ class ImportPool:
                         # An interrupted thread is not reused: a late interrupt must not hit the next job.
                         return
                     self._idle += 1
-                    while not self._queue and not self._closed:
+                    while not self._queue and not self._closed and not self._retiring:
                         self._cond.wait()
                     self._idle -= 1
                     if not self._queue:

@@ -1,0 +1,71 @@
+"""Reading a tool file without mistaking "cannot read it" for "it is gone".
+
+A file made unreadable (``chmod 000``), a link whose target is missing or that
+loops, or a FIFO saved under a ``.py`` name is still there: the folder lists it,
+so the loader reports it as failed, with the OS error, and keeps serving its last
+good tools. Only a name that no longer exists is a removal. A FIFO is never read
+(that would block the loader until someone writes to it).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["NotARegularFile", "names_a_file", "read_file"]
+
+
+class NotARegularFile(OSError):
+    """The name holds a FIFO, socket or device, which is never read as source."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", str(path))
+        self.kind = kind
+
+
+def names_a_file(path: Path) -> bool:
+    """Whether something other than a folder is at ``path`` now (it may still be unreadable)."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:  # a dangling or looping link is there; a missing name is not
+        return os.path.lexists(path)
+
+
+def read_file(path: Path) -> bytes | OSError | None:
+    """The bytes of ``path``.
+
+    None if the name is gone; the OS error if it is there but cannot be read as a file
+    (a folder gives ``IsADirectoryError``; callers ask ``names_a_file`` first to skip folders).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and not os.path.lexists(path):
+            return None
+        return exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
+        if not stat.S_ISREG(mode):
+            return NotARegularFile(path, _kind(mode))
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        return exc
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
