@@ -285,12 +285,6 @@ async def test_a_tool_change_rolls_through_the_fleet(
             f"{len(roll.answers)} calls answered during the roll, {len(roll.failures)} failed; "
             f"calls per replica {[int(count) for count in served]}"
         )
-    if None in convergence and EMPTY_TOOL_SET in seen:
-        pytest.xfail(
-            "issue 10 C: after the git-sync symlink flip the replica kept the resolved old worktree "
-            f"and served an empty tool set once it was removed; {len(roll.failures)} calls failed, "
-            f"first: {roll.failures[:1]}"
-        )
     assert None not in convergence, f"a replica never reported the new fingerprint (saw {seen})"
     assert roll.failures == []
     assert heard.is_set(), "the client listening through the balancer never heard of the change"

@@ -396,8 +396,8 @@ sys.path.insert(0, sys.argv[2])
 from support import FAST, eventually, function_tool_source
 from loader.reload.loader import ToolLoader
 
-# This user namespace's own limit: the host's watchers are not affected.
-Path("/proc/sys/fs/inotify/max_user_instances").write_text("0")
+# /proc/sys/user/ limits belong to this user namespace: the host's watchers are not affected.
+Path("/proc/sys/user/max_inotify_instances").write_text("0")
 warnings = []
 handler = logging.Handler()
 handler.emit = warnings.append
@@ -417,7 +417,7 @@ print(json.dumps({"modes": modes, "warnings": [w.getMessage() for w in warnings 
 def test_over_the_inotify_limit_the_folder_is_polled_with_one_warning(tmp_path: Path) -> None:
     """The limit is lowered inside a fresh user namespace, which has limits of its own."""
     unshare = shutil.which("unshare")
-    probe = ["sh", "-c", "echo 0 > /proc/sys/fs/inotify/max_user_instances"]
+    probe = ["sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"]
     if unshare is None or subprocess.run([unshare, "-U", "-r", *probe], capture_output=True).returncode != 0:
         pytest.skip("cannot lower the inotify limit in a user namespace here")
     folder = tmp_path / "tools"
@@ -458,7 +458,7 @@ sys.path.insert(0, sys.argv[2])
 from support import eventually
 from loader.reload.watcher import ChangeScheduler, FolderWatcher, WatchMode, WatchTimings
 
-limit = Path("/proc/sys/fs/inotify/max_user_instances")
+limit = Path("/proc/sys/user/max_inotify_instances")
 limit.write_text("0")
 seen = set()
 scheduler = ChangeScheduler(seen.update)
@@ -469,7 +469,7 @@ scheduler.start()
 assert watcher.ensure_watch(folder) and watcher.mode(folder) is WatchMode.POLLING
 limit.write_text("16")
 eventually(lambda: watcher.ensure_watch(folder) or watcher.mode(folder) is WatchMode.EVENTS)
-(folder / "a.py").write_text("x = 1\n")
+(folder / "a.py").write_text("x = 1\\n")
 eventually(lambda: folder / "a.py" in seen, message="an event after polling stopped")
 scheduler.stop()
 watcher.stop()
@@ -479,7 +479,7 @@ print("ok")
 
 def test_a_polled_folder_gets_events_again_once_the_os_has_watches(tmp_path: Path) -> None:
     unshare = shutil.which("unshare")
-    probe = ["sh", "-c", "echo 0 > /proc/sys/fs/inotify/max_user_instances"]
+    probe = ["sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"]
     if unshare is None or subprocess.run([unshare, "-U", "-r", *probe], capture_output=True).returncode != 0:
         pytest.skip("cannot lower the inotify limit in a user namespace here")
     if not _inotify_available():

@@ -164,6 +164,9 @@ class ProcessBackend:
             watch_file=path,
         )
 
+    def pause(self) -> None:
+        """Nothing to release: the workers must keep answering calls while the loader is stopped."""
+
     def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
         """Nothing to do: ``load_tools`` kills a stuck import worker at the deadline itself."""
 
