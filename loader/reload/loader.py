@@ -42,6 +42,7 @@ from ..status import (
 )
 from ..types import AgentTool
 from .backend import InProcessBackend, LoadBackend
+from .rescan import Rescanner
 from .sources import is_ignored_dir
 from .watcher import ChangeScheduler, FolderWatcher, WatchTimings
 from .worker import ImportTimeout
@@ -63,8 +64,8 @@ class LoaderConfig:
         empty_grace: How long a file that became empty, or lost all its tools,
             keeps serving its last tools (editors that truncate, then write).
         import_timeout: Seconds before an import that does not finish is reported as stuck.
-        rescan_interval: Seconds between stat checks of every file, a safety net
-            for events the OS dropped (0 disables).
+        rescan_interval: Seconds between passes of the safety net for events the
+            OS dropped (``loader.reload.rescan``, off the apply thread; 0 disables).
         supervise_interval: Seconds between checks that each watched folder
             exists and is watched (folders created or recreated later).
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
@@ -181,7 +182,9 @@ class ToolLoader:
             self._scheduler, config.timings, recursive=config.recursive, on_dir=self._on_dir_event
         )
         self._watching = False
-        self._last_rescan = time.monotonic()
+        self._rescanner = Rescanner(
+            self.paths, self._rescan_found, interval=config.rescan_interval, recursive=config.recursive
+        )
         self._closed = False
         self.plugin_manager = self._make_plugin_manager(plugins)
 
@@ -245,6 +248,7 @@ class ToolLoader:
         self._watching = True
         self._watcher.start()
         self._scheduler.start()
+        self._rescanner.start()
         for root in self.paths:
             if self._watcher.ensure_watch(root):
                 self._scheduler.submit(functools.partial(self._reconcile, root))
@@ -254,6 +258,7 @@ class ToolLoader:
         if not self._watching:
             return
         self._watching = False
+        self._rescanner.stop()
         self._watcher.stop()
         self._scheduler.stop()
 
@@ -392,17 +397,17 @@ class ToolLoader:
         if gone:
             self._scheduler.note_many(gone, timings.disappear_grace)
 
+    def _rescan_found(self, paths: list[Path]) -> None:
+        """The rescanner's thread found paths that changed without an event: load them like events."""
+        self._scheduler.note_many(paths, self.config.timings.settle)
+
     def _supervise(self) -> None:
-        """Periodic: watch folders that appeared or were recreated; rescan as a safety net."""
+        """Periodic: watch folders that appeared or were recreated."""
         for root in self.paths:
             if self._watcher.ensure_watch(root):
                 self._reconcile(root)
             elif not root.is_dir():
                 self._reconcile(root)
-        interval = self.config.rescan_interval
-        if interval and time.monotonic() - self._last_rescan >= interval:
-            self._last_rescan = time.monotonic()
-            self._reconcile_all()
 
     # ---------------------------------------------------------- applying
     def _apply(self, paths: set[Path], progress: Callable[[int, int], None] | None = None) -> None:
