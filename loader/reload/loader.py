@@ -397,9 +397,11 @@ class ToolLoader:
         if gone:
             self._scheduler.note_many(gone, timings.disappear_grace)
 
-    def _rescan_found(self, paths: list[Path]) -> None:
-        """The rescanner's thread found paths that changed without an event: load them like events."""
-        self._scheduler.note_many(paths, self.config.timings.settle)
+    def _rescan_found(self, paths: list[Path]) -> bool:
+        """On the rescanner's thread: load what differs from what was last read; True if a known file did."""
+        missed = [p for p in paths if _rescan_news(self._records.get(p), _signature(p))]
+        self._scheduler.note_many(missed, self.config.timings.settle)
+        return any((r := self._records.get(p)) is not None and not r.removed for p in missed)
 
     def _supervise(self) -> None:
         """Periodic: watch folders that appeared or were recreated."""
@@ -895,6 +897,13 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _rescan_news(record: _FileRecord | None, signature: tuple[int, int, int] | None) -> bool:
+    """Whether a path the rescanner saw change differs from what the loader knows of it."""
+    if record is None or record.removed:
+        return signature is not None
+    return record.signature != signature
 
 
 def _lines(first: AgentTool, second: AgentTool) -> str:

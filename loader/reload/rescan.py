@@ -17,8 +17,12 @@ and on the thread that applies saves it would hold every save behind it. So
   change in the same tick would keep the mtime: git's "racily clean" rule).
 
 It hands the paths that look changed (new, gone, or a different inode, size or
-mtime than at its last look) to ``report``; the loader then reads them like
-any other event, and a path whose bytes did not change costs a hash compare.
+mtime than at its last look) to ``report``, which answers whether any of them
+was news to its owner (the loader compares them with what it last read; most
+were already delivered by their events). News means events were lost (the
+kernel's queue overflowed, say), so the next pass runs at once and stats every
+file: a burst of in-place writes is then recovered in one full pass instead of
+``slices`` intervals.
 The first pass only records what is there: the loader's own reconcile at
 ``start()`` covers the gap between its scan and the watch.
 """
@@ -84,7 +88,8 @@ class Rescanner:
 
     Args:
         roots: The watched folders (resolved).
-        report: Called, on the rescanner's thread, with the paths that look changed.
+        report: Called, on the rescanner's thread, with the paths that look changed; returns
+            True when some were news (events were lost), which triggers a full pass at once.
         interval: Seconds between passes.
         slices: Every pass stats this fraction (1/slices) of the files in unchanged folders.
         recursive: Look into sub-folders.
@@ -93,7 +98,7 @@ class Rescanner:
     def __init__(
         self,
         roots: Sequence[Path],
-        report: Callable[[list[Path]], None],
+        report: Callable[[list[Path]], bool],
         *,
         interval: float = 2.0,
         slices: int = 8,
@@ -117,6 +122,8 @@ class Rescanner:
         self._full_requested = False
         self._thread: threading.Thread | None = None
         self.last = RescanStats()
+        self.recoveries = 0
+        """Full passes run because a pass found changes its owner had not heard of."""
 
     # ----------------------------------------------------------------- thread
     def start(self) -> None:
@@ -140,16 +147,27 @@ class Rescanner:
         self._full_requested = True
         self._wake.set()
 
+    def step(self) -> None:
+        """One pass as the thread runs it: report the changes; news makes the next step a full pass."""
+        full, self._full_requested = self._full_requested, False
+        changed = self.scan_once(full=full)
+        if changed and self._report(changed) and not full:
+            self.recoveries += 1
+            logger.warning(
+                "rescanner=<%s>, paths=<%d> | changes without events: checking every file now",
+                self._name,
+                len(changed),
+            )
+            self._full_requested = True
+
     def _run(self) -> None:
         while not self._stopping.is_set():
             try:
-                full, self._full_requested = self._full_requested, False
-                changed = self.scan_once(full=full)
-                if changed:
-                    self._report(changed)
+                self.step()
             except Exception:
                 logger.exception("rescanner=<%s> | pass failed", self._name)
-            self._wake.wait(self._interval)
+            if not self._full_requested:
+                self._wake.wait(self._interval)
             self._wake.clear()
 
     # ------------------------------------------------------------------ a pass
@@ -229,6 +247,7 @@ class Rescanner:
         except OSError:
             pass
         subdirs.sort()
+        names.sort()
         now = time.time_ns()
         folder = _Folder(mtime_ns, {}, subdirs, racy=now - mtime_ns < RACY_NS)
         self._folders[directory] = folder
