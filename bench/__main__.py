@@ -23,6 +23,7 @@ from .common import (
     Options,
     available,
     environment,
+    git_state,
     prepare_process,
     print_result,
     write_json,
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print_result(result, console)
         results[name] = result.as_json()
     payload = {
+        "commit": git_state(),
         "environment": env,
         "options": {"quick": args.quick, "reps": args.reps, "only": selected},
         "peers": peers,

@@ -364,6 +364,33 @@ def _git_commit(path: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+def git_state(path: Path | None = None) -> dict[str, Any]:
+    """The commit the measured code is at (full sha) and whether tracked files differ from it.
+
+    Figures in the README must come from the commit that carries them; a dirty
+    tree means they describe code no commit holds.
+    """
+    import loader
+
+    where = str(path or Path(loader.__file__).resolve().parent)
+    try:
+        sha = subprocess.run(
+            ["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+        status = subprocess.run(
+            ["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    if sha.returncode != 0:
+        return {"commit": None, "dirty": None}
+    return {"commit": sha.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
 def environment() -> dict[str, Any]:
     """Package versions, Python, CPU count and date, for the JSON."""
     import loader

@@ -72,7 +72,10 @@ def test_quick_run_writes_json_with_every_benchmark(
     files = sorted(out.glob("bench-*-quick.json"))
     assert len(files) == 1, completed.stdout[-2000:]
     data = json.loads(files[0].read_text())
-    assert set(data) == {"environment", "options", "peers", "total_seconds", "benchmarks"}
+    assert set(data) == {"commit", "environment", "options", "peers", "total_seconds", "benchmarks"}
+    commit = data["commit"]
+    if commit["commit"] is not None:  # an sdist without .git has no commit to name
+        assert len(commit["commit"]) == 40 and isinstance(commit["dirty"], bool)
     env = data["environment"]
     assert {"date", "python", "cpu_count", "packages"} <= set(env)
     assert {"strands-agents", "fastmcp", "mcp", "tool-loader"} <= set(env["packages"])
