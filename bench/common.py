@@ -693,12 +693,14 @@ class StrandsSystem(System):
 
 
 class FastMCPSystem(System):
-    """FastMCP's ``FileSystemProvider`` in reload mode: every request re-imports the folder."""
+    """FastMCP's ``FileSystemProvider``: reload mode re-imports the folder on every request;
+    ``reload=False`` (its production mode) imports once and never sees edits."""
 
     key = "fastmcp"
     dialect = "fastmcp"
 
-    def __init__(self) -> None:
+    def __init__(self, *, reload: bool = True) -> None:
+        self.reload = reload
         self._loop: asyncio.AbstractEventLoop | None = None
         self._folder: Path | None = None
         self.provider: Any = None
@@ -708,7 +710,7 @@ class FastMCPSystem(System):
 
         self._folder = folder.resolve()
         self._loop = asyncio.new_event_loop()
-        self.provider = FileSystemProvider(folder, reload=True)
+        self.provider = FileSystemProvider(folder, reload=self.reload)
 
     def run(self, awaitable: Any) -> Any:
         """Run a coroutine on this system's private event loop."""
