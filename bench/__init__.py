@@ -13,6 +13,7 @@ BENCHMARKS = (
     "listing",
     "call_overhead",
     "memory",
+    "burst",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -27,6 +27,7 @@ NAMES = [
     "listing",
     "call_overhead",
     "memory",
+    "burst",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
@@ -88,3 +89,27 @@ def test_quick_run_writes_json_with_every_benchmark(
         assert result["targets"], name
         for target in result["targets"]:
             assert set(target) == {"target", "figure", "passed"}
+
+
+@pytest.mark.timeout(120)
+def test_plot_draws_both_charts_from_the_quick_run(
+    quick_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    pytest.importorskip("matplotlib")
+    _, out = quick_run
+    farm = out.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(farm), env.get("PYTHONPATH", "")) if p)
+    plotted = subprocess.run(
+        [sys.executable, "-m", "bench", "--plot", "--out", str(out)],
+        cwd=farm,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert plotted.returncode == 0, plotted.stderr[-3000:]
+    for name in ("save_to_callable.png", "load_time.png"):
+        png = out / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

@@ -18,10 +18,10 @@ WAIT = 10.0
 OLD_NS = time.time_ns() - 3600 * 10**9  # an hour ago: far from racy
 
 
-def age(*paths: Path) -> None:
+def age(*paths: Path, ns: int = OLD_NS) -> None:
     """Backdate mtimes, so the racy-timestamp rule does not re-check them on its own."""
     for path in paths:
-        os.utime(path, ns=(OLD_NS, OLD_NS))
+        os.utime(path, ns=(ns, ns))
 
 
 def folder_of(tmp_path: Path, count: int) -> list[Path]:
@@ -34,7 +34,7 @@ def folder_of(tmp_path: Path, count: int) -> list[Path]:
 
 def test_first_pass_is_a_baseline(tmp_path: Path) -> None:
     folder_of(tmp_path, 3)
-    scanner = Rescanner([tmp_path], report=lambda paths: False)
+    scanner = Rescanner([tmp_path], report=lambda paths: ())
     assert scanner.scan_once() == []
     assert scanner.last.tracked_files == 3 and scanner.last.full
 
@@ -42,7 +42,7 @@ def test_first_pass_is_a_baseline(tmp_path: Path) -> None:
 def test_new_and_removed_files_are_found_through_the_folder_mtime(tmp_path: Path) -> None:
     files = folder_of(tmp_path, 20)
     # A slice larger than the folder: only the folder's changed mtime can reveal these.
-    scanner = Rescanner([tmp_path], report=lambda paths: False, slices=1000)
+    scanner = Rescanner([tmp_path], report=lambda paths: (), slices=1000)
     scanner.scan_once()
     added = tmp_path / "new.py"
     added.write_text("y = 2\n")
@@ -53,7 +53,7 @@ def test_new_and_removed_files_are_found_through_the_folder_mtime(tmp_path: Path
 
 def test_in_place_writes_are_found_by_the_rotating_slice(tmp_path: Path) -> None:
     files = folder_of(tmp_path, 40)
-    scanner = Rescanner([tmp_path], report=lambda paths: False, slices=4)
+    scanner = Rescanner([tmp_path], report=lambda paths: (), slices=4)
     scanner.scan_once()
     target = files[17]
     target.write_text("x = 2\n")  # same size, new mtime; the folder's mtime does not move
@@ -70,7 +70,7 @@ def test_racy_mtimes_are_checked_again(tmp_path: Path) -> None:
     files = folder_of(tmp_path, 10)
     fresh = time.time_ns()
     os.utime(files[3], ns=(fresh, fresh))  # seen while its mtime is fresh: racily clean
-    scanner = Rescanner([tmp_path], report=lambda paths: False, slices=1000)
+    scanner = Rescanner([tmp_path], report=lambda paths: (), slices=1000)
     scanner.scan_once()
     files[3].write_text("x = 2\n")  # same size; a later tick of a coarse clock
     os.utime(files[3], ns=(fresh + 1, fresh + 1))
@@ -82,7 +82,7 @@ def test_racy_mtimes_are_checked_again(tmp_path: Path) -> None:
 
 def test_full_pass_checks_every_file(tmp_path: Path) -> None:
     files = folder_of(tmp_path, 30)
-    scanner = Rescanner([tmp_path], report=lambda paths: False, slices=1000)
+    scanner = Rescanner([tmp_path], report=lambda paths: (), slices=1000)
     scanner.scan_once()
     files[29].write_text("x = 3\n")
     age(tmp_path)
@@ -92,7 +92,7 @@ def test_full_pass_checks_every_file(tmp_path: Path) -> None:
 
 def test_sub_folders_appear_and_vanish(tmp_path: Path) -> None:
     folder_of(tmp_path, 2)
-    scanner = Rescanner([tmp_path], report=lambda paths: False)
+    scanner = Rescanner([tmp_path], report=lambda paths: ())
     scanner.scan_once()
     sub = tmp_path / "pkg"
     sub.mkdir()
@@ -109,8 +109,8 @@ def test_ignored_and_nested_folders(tmp_path: Path) -> None:
     folder_of(tmp_path, 1)
     for name in ("__pycache__", ".git", "deep"):
         (tmp_path / name).mkdir()
-    scanner = Rescanner([tmp_path], report=lambda paths: False)
-    flat = Rescanner([tmp_path], report=lambda paths: False, recursive=False)
+    scanner = Rescanner([tmp_path], report=lambda paths: ())
+    flat = Rescanner([tmp_path], report=lambda paths: (), recursive=False)
     scanner.scan_once()
     flat.scan_once()
     for name in ("__pycache__", ".git", "deep"):
@@ -123,19 +123,30 @@ def test_news_from_a_partial_pass_makes_the_next_pass_full(tmp_path: Path) -> No
     files = folder_of(tmp_path, 10)
     reports: list[list[Path]] = []
 
-    def report(paths: list[Path]) -> bool:
+    def report(paths: list[Path]) -> list[Path]:
         reports.append(paths)
-        return True  # the owner had not heard of them: events were lost
+        return paths  # the owner had not heard of them: events were lost
 
     scanner = Rescanner([tmp_path], report=report, slices=1000)
     scanner.step()  # the baseline
     files[1].write_text("x = 7\n")
     files[5].write_text("x = 8\n")
+    age(files[1], files[5], ns=OLD_NS + 10**9)  # written long enough ago for their events to have come
     age(tmp_path)
     scanner.step()  # a partial pass: its slice holds files[1] only
     assert reports == [[files[1]]] and scanner.recoveries == 1 and not scanner.last.full
     scanner.step()  # at once, every file
     assert scanner.last.full and files[5] in reports[-1] and scanner.recoveries == 1
+
+
+def test_fresh_news_is_left_to_its_event(tmp_path: Path) -> None:
+    files = folder_of(tmp_path, 10)
+    scanner = Rescanner([tmp_path], report=lambda paths: paths, slices=1000)
+    scanner.step()
+    files[1].write_text("x = 7\n")  # written just now: its event is most likely on its way
+    age(tmp_path)
+    scanner.step()
+    assert scanner.last.changed == 1 and scanner.recoveries == 0
 
 
 @pytest.mark.timeout(30)
@@ -144,11 +155,11 @@ def test_the_thread_reports_changes_and_a_requested_full_pass(tmp_path: Path) ->
     reported: list[Path] = []
     arrived = threading.Condition()
 
-    def report(paths: list[Path]) -> bool:
+    def report(paths: list[Path]) -> list[Path]:
         with arrived:
             reported.extend(paths)
             arrived.notify_all()
-        return False
+        return []
 
     scanner = Rescanner([tmp_path], report=report, interval=3600, slices=1000)
     scanner.start()

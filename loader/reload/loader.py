@@ -397,11 +397,11 @@ class ToolLoader:
         if gone:
             self._scheduler.note_many(gone, timings.disappear_grace)
 
-    def _rescan_found(self, paths: list[Path]) -> bool:
-        """On the rescanner's thread: load what differs from what was last read; True if a known file did."""
+    def _rescan_found(self, paths: list[Path]) -> list[Path]:
+        """On the rescanner's thread: load what differs from what was last read; returns the known files."""
         missed = [p for p in paths if _rescan_news(self._records.get(p), _signature(p))]
         self._scheduler.note_many(missed, self.config.timings.settle)
-        return any((r := self._records.get(p)) is not None and not r.removed for p in missed)
+        return [p for p in missed if (r := self._records.get(p)) is not None and not r.removed]
 
     def _supervise(self) -> None:
         """Periodic: watch folders that appeared or were recreated."""

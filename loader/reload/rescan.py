@@ -17,12 +17,13 @@ and on the thread that applies saves it would hold every save behind it. So
   change in the same tick would keep the mtime: git's "racily clean" rule).
 
 It hands the paths that look changed (new, gone, or a different inode, size or
-mtime than at its last look) to ``report``, which answers whether any of them
-was news to its owner (the loader compares them with what it last read; most
-were already delivered by their events). News means events were lost (the
-kernel's queue overflowed, say), so the next pass runs at once and stats every
-file: a burst of in-place writes is then recovered in one full pass instead of
-``slices`` intervals.
+mtime than at its last look) to ``report``, which answers with those that were
+news to its owner (the loader compares them with what it last read; most were
+already delivered by their events). News about a file last written more than
+``FRESH_NS`` ago means its event was lost (the kernel's queue overflowed, say)
+or is very late, so the next pass runs at once and stats every file: a burst of
+in-place writes is then recovered in one full pass instead of ``slices``
+intervals. (Younger news is most likely an event still on its way.)
 The first pass only records what is there: the loader's own reconcile at
 ``start()`` covers the gap between its scan and the watch.
 """
@@ -33,18 +34,21 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .sources import is_ignored_dir
 
-__all__ = ["RACY_NS", "RescanStats", "Rescanner"]
+__all__ = ["FRESH_NS", "RACY_NS", "RescanStats", "Rescanner"]
 
 logger = logging.getLogger(__name__)
 
 RACY_NS = 50_000_000
 """An mtime this close (ns) to the moment it was read may hide a second change in the same tick."""
+
+FRESH_NS = 1_000_000_000
+"""News about a file written less than this long ago (ns) is left to its event: no full pass for it."""
 
 _YIELD_EVERY = 256
 """Stats between explicit GIL hand-overs, so a save never waits behind a long run of Python code."""
@@ -89,7 +93,7 @@ class Rescanner:
     Args:
         roots: The watched folders (resolved).
         report: Called, on the rescanner's thread, with the paths that look changed; returns
-            True when some were news (events were lost), which triggers a full pass at once.
+            those that were news to the owner (a full pass follows at once if one is not fresh).
         interval: Seconds between passes.
         slices: Every pass stats this fraction (1/slices) of the files in unchanged folders.
         recursive: Look into sub-folders.
@@ -98,7 +102,7 @@ class Rescanner:
     def __init__(
         self,
         roots: Sequence[Path],
-        report: Callable[[list[Path]], bool],
+        report: Callable[[list[Path]], Collection[Path]],
         *,
         interval: float = 2.0,
         slices: int = 8,
@@ -151,7 +155,8 @@ class Rescanner:
         """One pass as the thread runs it: report the changes; news makes the next step a full pass."""
         full, self._full_requested = self._full_requested, False
         changed = self.scan_once(full=full)
-        if changed and self._report(changed) and not full:
+        news = self._report(changed) if changed else ()
+        if not full and any(self._stale(path) for path in news):
             self.recoveries += 1
             logger.warning(
                 "rescanner=<%s>, paths=<%d> | changes without events: checking every file now",
@@ -169,6 +174,12 @@ class Rescanner:
             if not self._full_requested:
                 self._wake.wait(self._interval)
             self._wake.clear()
+
+    def _stale(self, path: Path) -> bool:
+        """Whether ``path`` was last changed long enough ago for its event to have arrived."""
+        folder = self._folders.get(str(path.parent))
+        signature = None if folder is None else folder.files.get(path.name)
+        return signature is None or time.time_ns() - signature[2] >= FRESH_NS
 
     # ------------------------------------------------------------------ a pass
     def scan_once(self, *, full: bool = False) -> list[Path]:
