@@ -26,6 +26,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 import pluggy
+from immutables import Map
 
 from ..errors import ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
@@ -171,7 +172,7 @@ class ToolLoader:
         self._registered: dict[str, AgentTool] = {}
         self._claimants: dict[str, dict[Path, int]] = {}
         self._dirty_names: set[str] = set()
-        self._statuses: dict[Path, FileStatus] = {}
+        self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
         self._listeners: list[Callable[[LoaderEvent], None]] = []
         self._listeners_lock = threading.Lock()
         self._apply_lock = threading.RLock()
@@ -725,7 +726,7 @@ class ToolLoader:
             for key in affected
         }
 
-        old_owners = dict(self._owners)
+        old_owners = {key: self._owners[key] for key in affected if key in self._owners}
         for key in affected:
             current = self._owners.get(key)
             candidates = claimants[key]
@@ -792,7 +793,7 @@ class ToolLoader:
         outcomes: dict[Path, _Outcome],
         changes: list[tuple[str, AgentTool | None, AgentTool | None, Path | None]],
     ) -> None:
-        statuses = dict(self._statuses)
+        statuses = self._statuses.mutate()
         events: list[LoaderEvent] = []
         for path, outcome in sorted(outcomes.items()):
             record = self._records[path]
@@ -803,7 +804,7 @@ class ToolLoader:
             statuses[path] = status
             if status != before:
                 events.append(self._event_for(record, status, before, outcome))
-        self._statuses = statuses
+        self._statuses = statuses.finish()
 
         for kind, tool, previous, source in changes:
             where = source if source is not None else Path("?")
