@@ -8,6 +8,7 @@ those dicts. ``AgentTool`` is the abstract base every tool implements.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -164,9 +165,25 @@ ToolGenerator = AsyncGenerator[Any, None]
 """The events of one tool call; the last one is the ``ToolResult``."""
 
 
+_id_counter = itertools.count()
+_id_prefix = os.urandom(6).hex()
+
+
+def _new_id_prefix() -> None:
+    global _id_prefix
+    _id_prefix = os.urandom(6).hex()
+
+
+os.register_at_fork(after_in_child=_new_id_prefix)
+
+
 def new_tool_use_id() -> str:
-    """A fresh id for a call made outside a model turn."""
-    return "tooluse_" + os.urandom(10).hex()
+    """A fresh id for a call made outside a model turn.
+
+    A random per-process prefix (new in every forked child) plus a counter: unique
+    like random bytes, without a ``getrandom`` system call on every inline call.
+    """
+    return f"tooluse_{_id_prefix}{next(_id_counter):08x}"
 
 
 def call_frame(
