@@ -26,7 +26,9 @@ from .common import (
     Target,
     available,
     fmt_ms,
+    fmt_us,
     make_system,
+    per_call,
     scratch_dir,
     summarize,
     time_until,
@@ -140,6 +142,41 @@ def _measure(key: str, count: int, reps: int) -> dict[str, Any]:
     }
 
 
+COMMIT_GROWTH_LIMIT = 2.0
+
+
+def _registry_commits(sizes: list[int], batches: int) -> dict[str, Any]:
+    """Seconds per registry commit that replaces one tool, with ``size`` tools registered."""
+    from loader import tool as make_tool
+    from loader.registry import ToolRegistry
+
+    def make(index: int, version: str) -> Any:
+        def body() -> str:
+            return version
+
+        body.__doc__ = f"Tool {index}."
+        return make_tool(name=f"c{index}")(body)
+
+    figures: dict[str, Any] = {}
+    for size in sizes:
+        registry = ToolRegistry()
+        with registry.batch() as batch:
+            for index in range(size):
+                batch.register(make(index, "a"))
+        versions = [make(0, "a"), make(0, "b")]
+        flip = [0]
+
+        def commit(
+            reg: ToolRegistry = registry, tools: list[Any] = versions, state: list[int] = flip
+        ) -> None:
+            state[0] ^= 1
+            reg.replace(tools[state[0]])
+
+        per = per_call(commit, batches, 0.01)
+        figures[str(size)] = {"seconds": per, "summary_s": summarize(per)}
+    return figures
+
+
 def run(options: Options) -> BenchResult:
     """Edit one file repeatedly in folders of growing size."""
     sizes = [10, 50] if options.quick else [10, 100, 1000, 10000, 20000]
@@ -157,7 +194,18 @@ def run(options: Options) -> BenchResult:
                 system_reps = min(system_reps, 5)
             raw[key][str(count)] = _measure(key, count, system_reps)
 
-    result = BenchResult(NAME, raw={"sizes": sizes, "reps": reps, "peer_reps": peer_reps, "systems": raw})
+    commit_sizes = [10, 1000] if options.quick else [10, 1000, 10000, 20000]
+    commits = _registry_commits(commit_sizes, options.count(15, 3))
+    result = BenchResult(
+        NAME,
+        raw={
+            "sizes": sizes,
+            "reps": reps,
+            "peer_reps": peer_reps,
+            "systems": raw,
+            "registry_commit": commits,
+        },
+    )
     smallest = str(sizes[0])
     table = Table(
         "4. reload cost of one edited file versus folder size (ms)",
@@ -206,6 +254,35 @@ def run(options: Options) -> BenchResult:
             )
     result.tables.append(table)
 
+    commit_table = Table(
+        "4b. one registry commit (replace one tool) against tools registered (µs)",
+        ["tools registered", "median", "min", "max", "vs smallest"],
+        note="median, min and max over calibrated batches of commits (each commit: one generation, one "
+        "change set, the displaced tool's cleanup); the registry's maps are persistent, so a commit "
+        "costs what it changed.",
+    )
+    first = commits[str(commit_sizes[0])]["summary_s"]["p50"]
+    for size in commit_sizes:
+        stats = commits[str(size)]["summary_s"]
+        commit_table.rows.append(
+            [
+                f"{size:,}",
+                fmt_us(stats["p50"]),
+                fmt_us(stats["min"]),
+                fmt_us(stats["max"]),
+                f"{stats['p50'] / first:.2f}x",
+            ]
+        )
+    result.tables.append(commit_table)
+    biggest = commits[str(commit_sizes[-1])]["summary_s"]["p50"]
+    result.targets.append(
+        Target(
+            f"registry commit at {commit_sizes[-1]:,} tools <= {COMMIT_GROWTH_LIMIT:g}x at {commit_sizes[0]} "
+            "(O(changed tools))",
+            f"{fmt_us(biggest)} vs {fmt_us(first)} µs ({biggest / first:.2f}x)",
+            biggest <= COMMIT_GROWTH_LIMIT * first,
+        )
+    )
     for count, limit in P99_LIMITS.items():
         cell = raw["ours"].get(str(count))
         if cell is not None:
