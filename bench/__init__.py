@@ -15,6 +15,7 @@ BENCHMARKS = (
     "memory",
     "gate_cost",
     "isolation",
+    "burst",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

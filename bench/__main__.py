@@ -5,6 +5,8 @@ Options:
     --only NAME   run only this benchmark (repeatable, or comma-separated)
     --reps N      repetitions where a benchmark repeats (saves, edits, listings, call batches)
     --out DIR     where the JSON goes (default: bench/results next to this file)
+    --plot        draw the charts (PNG, into --out) from the newest results there, without running;
+                  a full run's file is preferred over quick ones (needs matplotlib: the bench extra)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .common import (
     Options,
     available,
     environment,
+    git_state,
     prepare_process,
     print_result,
     write_json,
@@ -39,6 +42,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--only", action="append", default=[], metavar="NAME", help=f"one of: {', '.join(BENCHMARKS)}"
     )
     parser.add_argument("--reps", type=int, default=None, metavar="N", help="repetitions where they apply")
+    parser.add_argument("--plot", action="store_true", help="draw charts from the newest results; no run")
     parser.add_argument(
         "--out",
         type=Path,
@@ -58,6 +62,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the selected benchmarks; exit status 1 if one of them crashed."""
     args = _parse(argv)
+    if args.plot:
+        return _plot(args.out)
     prepare_process()
     from rich.console import Console
 
@@ -88,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         print_result(result, console)
         results[name] = result.as_json()
     payload = {
+        "commit": git_state(),
         "environment": env,
         "options": {"quick": args.quick, "reps": args.reps, "only": selected},
         "peers": peers,
@@ -106,6 +113,20 @@ def main(argv: list[str] | None = None) -> int:
     for name, target in misses:
         console.print(f"  [red]MISS[/red] {name}: {target}")
     return 1 if failed else 0
+
+
+def _plot(directory: Path) -> int:
+    """Draw the charts from the newest full results in ``directory`` (else the newest quick ones)."""
+    from .plot import plot
+    from .readme import newest_results
+
+    results = newest_results(directory) or max(directory.glob("bench-*.json"), default=None)
+    if results is None:
+        print(f"no results in {directory}; run python -m bench first", file=sys.stderr)
+        return 1
+    for path in plot(results, directory):
+        print(f"wrote {path} from {results.name}")
+    return 0
 
 
 if __name__ == "__main__":

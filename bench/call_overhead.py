@@ -7,6 +7,12 @@ Strands (``DecoratedFunctionTool.stream`` drained) and FastMCP (``FunctionTool.r
 Each figure is the median over batches of the per-call time (batch sizes
 calibrated to about 20 ms); the overhead subtracts the plain function's figure
 (``add(1, 2)``, ``await aadd(1, 2)`` or ``total(order)`` with a ready model).
+
+Rows compare like with like: "inline" rows run the sync tool on the caller's
+thread (only ours offers that: both peers always hand a sync tool to a worker
+thread), "hop" rows run it on a worker thread so the caller's event loop is not
+blocked (ours: ``await asyncio.to_thread(tool.invoke, ...)``; Strands'
+``stream`` and FastMCP's ``run`` do the same inside).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from .common import (
 
 NAME = "call_overhead"
 INVOKE_LIMIT = 10e-6
+INLINE_LIMIT = 1.5e-6
 
 
 def add(a: int, b: int) -> int:
@@ -107,6 +114,15 @@ def _rows() -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[str]]:
     async def plain_async() -> int:
         return await aadd(1, 2)
 
+    async def plain_hop() -> int:
+        return await asyncio.to_thread(add, 1, 2)
+
+    async def ours_hop() -> Any:
+        return await asyncio.to_thread(ours_add.invoke, INTS)
+
+    async def ours_registry_hop() -> Any:
+        return await asyncio.to_thread(registry.invoke, "add", INTS)
+
     rows: list[tuple[str, str, str, Callable[[], Any]]] = [
         ("2 ints", "plain add(1, 2)", "", lambda: add(1, 2)),
         ("2 ints", "plain await aadd(1, 2)", "", plain_async),
@@ -114,6 +130,9 @@ def _rows() -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[str]]:
         ("2 ints", "ours ToolRegistry.invoke", "plain add(1, 2)", lambda: registry.invoke("add", INTS)),
         ("2 ints", "ours stream, sync tool", "plain add(1, 2)", _drain(ours_add, "add", INTS)),
         ("2 ints", "ours stream, async tool", "plain await aadd(1, 2)", _drain(ours_aadd, "aadd", INTS)),
+        ("2 ints", "hop: plain to_thread(add)", "plain add(1, 2)", plain_hop),
+        ("2 ints", "hop: ours to_thread(FunctionTool.invoke)", "plain add(1, 2)", ours_hop),
+        ("2 ints", "hop: ours to_thread(ToolRegistry.invoke)", "plain add(1, 2)", ours_registry_hop),
         ("nested model", "plain total(order)", "", lambda: total(ORDER_MODEL)),
         ("nested model", "ours FunctionTool.invoke", "plain total(order)", lambda: ours_total.invoke(ORDER)),
         (
@@ -130,11 +149,11 @@ def _rows() -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[str]]:
 
         s_add, s_aadd, s_total = strands_tool(add), strands_tool(aadd), strands_tool(total)
         rows += [
-            ("2 ints", "Strands stream, sync tool", "plain add(1, 2)", _drain(s_add, "add", INTS)),
+            ("2 ints", "hop: Strands stream, sync tool", "plain add(1, 2)", _drain(s_add, "add", INTS)),
             ("2 ints", "Strands stream, async tool", "plain await aadd(1, 2)", _drain(s_aadd, "aadd", INTS)),
             (
                 "nested model",
-                "Strands stream, sync tool",
+                "hop: Strands stream, sync tool",
                 "plain total(order)",
                 _drain(s_total, "total", ORDER),
             ),
@@ -146,9 +165,9 @@ def _rows() -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[str]]:
 
         f_add, f_aadd, f_total = (FastTool.from_function(f) for f in (add, aadd, total))
         rows += [
-            ("2 ints", "FastMCP run, sync tool", "plain add(1, 2)", lambda: f_add.run(INTS)),
+            ("2 ints", "hop: FastMCP run, sync tool", "plain add(1, 2)", lambda: f_add.run(INTS)),
             ("2 ints", "FastMCP run, async tool", "plain await aadd(1, 2)", lambda: f_aadd.run(INTS)),
-            ("nested model", "FastMCP run, sync tool", "plain total(order)", lambda: f_total.run(ORDER)),
+            ("nested model", "hop: FastMCP run, sync tool", "plain total(order)", lambda: f_total.run(ORDER)),
         ]
     else:
         missing.append("FastMCP")
@@ -165,7 +184,7 @@ def run(options: Options) -> BenchResult:
     for group, label, _base, function in rows:
         key = f"{group}|{label}"
         # FastMCP's bound ``run`` returns a coroutine without being a coroutine function.
-        if asyncio.iscoroutinefunction(function) or label.startswith("FastMCP"):
+        if asyncio.iscoroutinefunction(function) or "FastMCP" in label:
             awaited.append((key, function))
         else:
             figures[key] = per_call(function, batches, seconds)
@@ -183,7 +202,8 @@ def run(options: Options) -> BenchResult:
         ["input / call", "median", "min", "overhead"],
         note=(
             f"median and min over {batches} batches of calibrated size (~{seconds * 1000:g} ms each); "
-            "overhead = median minus the plain function's median (sync or async, same input)."
+            "overhead = median minus the plain function's median (sync or async, same input). "
+            "'hop' rows run the sync tool on a worker thread (the peers always do); the others inline."
             + (f" Not installed: {', '.join(missing)}." if missing else "")
         ),
     )
@@ -199,6 +219,23 @@ def run(options: Options) -> BenchResult:
         table.rows.append([f"{group} / {label}", *cells])
     result.tables.append(table)
     result.raw["overhead_s"] = overheads
+    inline = overheads["2 ints|ours FunctionTool.invoke"]
+    result.targets.append(
+        Target(
+            "inline sync call: FunctionTool.invoke <= 1.5 µs over the plain function (2 ints)",
+            f"{fmt_us(inline)} µs",
+            inline <= INLINE_LIMIT,
+        )
+    )
+    strands_hop = medians.get("2 ints|hop: Strands stream, sync tool")
+    ours_hop_s = medians["2 ints|hop: ours to_thread(FunctionTool.invoke)"]
+    result.targets.append(
+        Target(
+            "sync call without blocking the loop (thread hop) <= Strands stream (same run)",
+            "-" if strands_hop is None else f"{fmt_us(ours_hop_s)} vs {fmt_us(strands_hop)} µs",
+            None if strands_hop is None or ours_hop_s is None else ours_hop_s <= strands_hop,
+        )
+    )
     for group in ("2 ints", "nested model"):
         for label in ("ours FunctionTool.invoke", "ours ToolRegistry.invoke"):
             overhead = overheads[f"{group}|{label}"]

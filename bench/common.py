@@ -364,6 +364,33 @@ def _git_commit(path: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+def git_state(path: Path | None = None) -> dict[str, Any]:
+    """The commit the measured code is at (full sha) and whether tracked files differ from it.
+
+    Figures in the README must come from the commit that carries them; a dirty
+    tree means they describe code no commit holds.
+    """
+    import loader
+
+    where = str(path or Path(loader.__file__).resolve().parent)
+    try:
+        sha = subprocess.run(
+            ["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+        status = subprocess.run(
+            ["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    if sha.returncode != 0:
+        return {"commit": None, "dirty": None}
+    return {"commit": sha.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
 def environment() -> dict[str, Any]:
     """Package versions, Python, CPU count and date, for the JSON."""
     import loader
@@ -666,12 +693,14 @@ class StrandsSystem(System):
 
 
 class FastMCPSystem(System):
-    """FastMCP's ``FileSystemProvider`` in reload mode: every request re-imports the folder."""
+    """FastMCP's ``FileSystemProvider``: reload mode re-imports the folder on every request;
+    ``reload=False`` (its production mode) imports once and never sees edits."""
 
     key = "fastmcp"
     dialect = "fastmcp"
 
-    def __init__(self) -> None:
+    def __init__(self, *, reload: bool = True) -> None:
+        self.reload = reload
         self._loop: asyncio.AbstractEventLoop | None = None
         self._folder: Path | None = None
         self.provider: Any = None
@@ -681,7 +710,7 @@ class FastMCPSystem(System):
 
         self._folder = folder.resolve()
         self._loop = asyncio.new_event_loop()
-        self.provider = FileSystemProvider(folder, reload=True)
+        self.provider = FileSystemProvider(folder, reload=self.reload)
 
     def run(self, awaitable: Any) -> Any:
         """Run a coroutine on this system's private event loop."""

@@ -53,9 +53,9 @@ PEER_GAP = 0.1
 measured save starts from the same quiet state)."""
 FOLDER_FILES = 10
 
-P50_LIMIT = 0.010
-P99_LIMIT = 0.050
-STRANDS_FACTOR = 1.2
+P50_LIMIT = 0.0025
+P99_LIMIT = 0.015
+STRANDS_FACTOR = 0.7
 
 
 def _measure(
@@ -197,9 +197,9 @@ def run(options: Options) -> BenchResult:
         p50, p99 = summary["p50"], summary["p99"]
         complete = cell["never"] == 0
         fast = complete and p50 is not None and p50 <= P50_LIMIT
-        result.targets.append(Target(f"{style}: p50 <= 10 ms", fmt_ms(p50) + " ms", fast))
+        result.targets.append(Target(f"{style}: p50 <= 2.5 ms", fmt_ms(p50) + " ms", fast))
         steady = complete and p99 is not None and p99 <= P99_LIMIT
-        result.targets.append(Target(f"{style}: p99 <= 50 ms", fmt_ms(p99) + " ms", steady))
+        result.targets.append(Target(f"{style}: p99 <= 15 ms", fmt_ms(p99) + " ms", steady))
         executions = cell["executions_per_save"]
         result.targets.append(
             Target(
@@ -212,11 +212,11 @@ def run(options: Options) -> BenchResult:
         strands_p50 = None if strands is None else strands[style]["summary_s"]["p50"]
         if strands_p50 is None:
             figure = "Strands not installed" if strands is None else "Strands never picks it up"
-            result.targets.append(Target(f"{style}: p50 <= 1.2x Strands p50", figure, None))
+            result.targets.append(Target(f"{style}: p50 <= 0.7x Strands p50 (same run)", figure, None))
         else:
             result.targets.append(
                 Target(
-                    f"{style}: p50 <= 1.2x Strands p50",
+                    f"{style}: p50 <= 0.7x Strands p50 (same run)",
                     f"{fmt_ms(p50)} vs {fmt_ms(strands_p50)} ms ({fmt_ratio(p50, strands_p50)})",
                     p50 is not None and p50 <= STRANDS_FACTOR * strands_p50,
                 )

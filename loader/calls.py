@@ -105,7 +105,7 @@ class CallRunner:
         """
         timeout = self.limits.timeout
         try:
-            if tool.is_async and timeout is not None:
+            if tool.is_async and timeout is not None and not tool.enforces_call_timeout:
                 return run_sync(functools.partial(self._on_loop, tool, call, timeout))  # type: ignore[no-any-return]
             return _invoke(tool, call)
         finally:

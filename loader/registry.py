@@ -15,18 +15,20 @@ import builtins
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any, Literal
+
+from immutables import Map
 
 from .calls import CallLimits, CallRunner
 from .errors import DuplicateToolError, ToolNotFoundError
 from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
 from .names import check_tool_name, normalise_tool_name
 from .results import error_result
+from .sorted_names import NameListing
 from .types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
 
 __all__ = [
@@ -101,9 +103,14 @@ class RegistrySnapshot:
     even after that tool was replaced or unregistered (its cleanup waits for
     calls already running, but a call started after the cleanup ran uses a
     tool that has released its resources).
+
+    Its maps are persistent (``immutables.Map``, a hash array mapped trie):
+    the next snapshot shares all but the changed paths with this one, so a
+    commit costs O(changed tools) whatever the registry holds. Listings
+    (``names``, ``tools``) are worked out on first read and cached.
     """
 
-    __slots__ = ("_aliases", "_entries", "_generation", "_lifecycle", "_names")
+    __slots__ = ("_aliases", "_entries", "_generation", "_holders", "_lifecycle", "_listing", "_tools")
 
     def __init__(
         self,
@@ -113,30 +120,42 @@ class RegistrySnapshot:
         lifecycle: Lifecycle[RegistrySnapshot] | None = None,
     ) -> None:
         by_name = {entry.name: entry for entry in entries}
+        holders: dict[int, int] = {}
+        for entry in by_name.values():
+            holders[id(entry.tool)] = holders.get(id(entry.tool), 0) + 1
         self._generation = generation
-        self._entries: Mapping[str, _Entry] = MappingProxyType(by_name)
-        self._aliases: Mapping[str, str] = MappingProxyType(
-            {normalise_tool_name(name): name for name in by_name}
-        )
-        self._names = tuple(sorted(by_name))
+        self._entries: Map[str, _Entry] = Map(by_name)
+        self._aliases: Map[str, str] = Map({normalise_tool_name(name): name for name in by_name})
+        self._holders: Map[int, int] = Map(holders)
+        self._listing = NameListing()
+        self._tools: tuple[AgentTool, ...] | None = None
         self._lifecycle = lifecycle
 
     @classmethod
     def _from_batch(
         cls,
         generation: int,
-        entries: dict[str, _Entry],
-        aliases: dict[str, str],
+        staged: RegistryBatch,
+        changes: tuple[RegistryChange, ...],
         lifecycle: Lifecycle[RegistrySnapshot],
     ) -> RegistrySnapshot:
-        """A snapshot that takes over a finished batch's dicts, so a commit costs no rebuild."""
+        """The snapshot a finished batch produces; shares the batch's maps, so O(changes)."""
         snapshot = cls.__new__(cls)
         snapshot._generation = generation
-        snapshot._entries = MappingProxyType(entries)
-        snapshot._aliases = MappingProxyType(aliases)
-        snapshot._names = tuple(sorted(entries))
+        snapshot._entries = staged._entries
+        snapshot._aliases = staged._aliases
+        snapshot._holders = staged._holders
+        snapshot._listing = staged._base._listing.successor(
+            (c.name for c in changes if c.kind is ChangeKind.ADDED),
+            (c.name for c in changes if c.kind is ChangeKind.REMOVED),
+        )
+        snapshot._tools = None
         snapshot._lifecycle = lifecycle
         return snapshot
+
+    @property
+    def _names(self) -> tuple[str, ...]:
+        return self._listing.resolve(self._entries)
 
     @property
     def generation(self) -> int:
@@ -152,7 +171,7 @@ class RegistrySnapshot:
 
     def names(self) -> tuple[str, ...]:
         """The registered names, sorted."""
-        return self._names
+        return self._listing.resolve(self._entries)
 
     def get(self, name: str) -> AgentTool | None:
         """The tool named exactly ``name``, else the one whose name differs only by '-' vs '_'."""
@@ -161,11 +180,15 @@ class RegistrySnapshot:
 
     def tools(self) -> tuple[AgentTool, ...]:
         """The tools, in name order."""
-        return tuple(self._entries[name].tool for name in self._names)
+        tools = self._tools
+        if tools is None:
+            entries = self._entries
+            tools = self._tools = tuple(entries[name].tool for name in self.names())
+        return tools
 
     def specs(self) -> list[ToolSpec]:
         """The tool specs, in name order."""
-        return [self._entries[name].tool.tool_spec for name in self._names]
+        return [tool.tool_spec for tool in self.tools()]
 
     def source_of(self, name: str) -> str | None:
         """Where the named tool came from (e.g. a file path), or None."""
@@ -236,12 +259,21 @@ class RegistryBatch:
 
     def __init__(self, base: RegistrySnapshot) -> None:
         self._base = base
-        self._entries: dict[str, _Entry] = dict(base._entries)
-        self._aliases: dict[str, str] = dict(base._aliases)
+        self._entries = base._entries
+        self._aliases = base._aliases
+        self._holders = base._holders
         self._touched: dict[str, None] = {}
         self._refusal: str | None = None
-        self.committed: RegistryChangeSet | None = None
-        """The change set this batch committed (set when the ``with`` block ends; None if nothing changed)."""
+        self._committed: RegistryChangeSet | None = None
+
+    @property
+    def committed(self) -> RegistryChangeSet | None:
+        """What this batch committed, once its ``with`` block has ended (None if it changed nothing).
+
+        Listeners of the loader's own (pluggy hooks, events) can be fed from this
+        one object instead of deriving the change a second time.
+        """
+        return self._committed
 
     def _check_open(self) -> None:
         if self._refusal is not None:
@@ -255,14 +287,23 @@ class RegistryBatch:
         return entry
 
     def _put(self, entry: _Entry) -> None:
-        self._entries[entry.name] = entry
-        self._aliases[normalise_tool_name(entry.name)] = entry.name
+        self._entries = self._entries.set(entry.name, entry)
+        self._aliases = self._aliases.set(normalise_tool_name(entry.name), entry.name)
+        key = id(entry.tool)
+        self._holders = self._holders.set(key, self._holders.get(key, 0) + 1)
         self._touched[entry.name] = None
 
-    def _drop(self, name: str) -> None:
-        del self._entries[name]
-        del self._aliases[normalise_tool_name(name)]
-        self._touched[name] = None
+    def _drop(self, entry: _Entry) -> None:
+        self._entries = self._entries.delete(entry.name)
+        self._aliases = self._aliases.delete(normalise_tool_name(entry.name))
+        key = id(entry.tool)
+        held = self._holders[key] - 1
+        self._holders = self._holders.set(key, held) if held else self._holders.delete(key)
+        self._touched[entry.name] = None
+
+    def holds(self, tool: AgentTool) -> bool:
+        """Whether ``tool`` (this very object) is staged under any name."""
+        return id(tool) in self._holders
 
     def register(self, tool: AgentTool, *, source: str | None = None) -> None:
         """Stage adding ``tool``.
@@ -284,7 +325,7 @@ class RegistryBatch:
         name = _tool_name(tool)
         existing = self._find(name)
         if existing is not None:
-            self._drop(existing.name)
+            self._drop(existing)
         self._put(_Entry(name, tool, source))
         return None if existing is None else existing.tool
 
@@ -298,7 +339,7 @@ class RegistryBatch:
         existing = self._find(name)
         if existing is None:
             raise ToolNotFoundError(name, tuple(sorted(self._entries)))
-        self._drop(existing.name)
+        self._drop(existing)
         return existing.tool
 
     def get(self, name: str) -> AgentTool | None:
@@ -551,18 +592,19 @@ class ToolRegistry:
         changes = staged._changes()
         if not changes:
             return []
-        base = staged._base
-        generation = base.generation + 1
-        snapshot = RegistrySnapshot._from_batch(generation, staged._entries, staged._aliases, self._lifecycle)
-        displaced = {id(c.previous): c.previous for c in changes if c.previous is not None}
-        if displaced:  # a displaced tool may still be registered under another name
-            for entry in staged._entries.values():
-                displaced.pop(id(entry.tool), None)
-        retired = displaced
+        generation = staged._base.generation + 1
+        snapshot = RegistrySnapshot._from_batch(generation, staged, changes, self._lifecycle)
+        # A displaced tool may still be registered under another name: the holder counts say.
+        retired = {
+            id(c.previous): c.previous
+            for c in changes
+            if c.previous is not None and not staged.holds(c.previous)
+        }
         revived = [change.tool for change in changes if change.tool is not None]
         ready = self._lifecycle.swap(snapshot, retired.values(), revived)
-        staged.committed = RegistryChangeSet(generation, changes)
-        self._pending.append(staged.committed)
+        change_set = RegistryChangeSet(generation, changes)
+        staged._committed = change_set
+        self._pending.append(change_set)
         logger.debug("generation=<%d>, changes=<%d> | committed", generation, len(changes))
         return ready
 

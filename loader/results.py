@@ -64,6 +64,11 @@ def to_tool_result(value: Any, tool_use_id: str) -> ToolResult:
     the right ``toolUseId``; models, dataclasses, dicts, lists and other
     JSON-serialisable values become json content; anything else its ``str``.
     """
+    kind = type(value)
+    if kind is str:
+        return {"toolUseId": tool_use_id, "status": "success", "content": [{"text": value}]}
+    if kind is int or kind is float or kind is bool or value is None:  # the common cases, before ABC checks
+        return {"toolUseId": tool_use_id, "status": "success", "content": [{"json": value}]}
     if isinstance(value, str):
         return success_result(tool_use_id, [{"text": value}])
     if is_tool_result_like(value):

@@ -8,6 +8,7 @@ those dicts. ``AgentTool`` is the abstract base every tool implements.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -204,9 +205,25 @@ ToolGenerator = AsyncGenerator[Any, None]
 """The events of one tool call; the last one is the ``ToolResult``."""
 
 
+_id_counter = itertools.count()
+_id_prefix = os.urandom(6).hex()
+
+
+def _new_id_prefix() -> None:
+    global _id_prefix
+    _id_prefix = os.urandom(6).hex()
+
+
+os.register_at_fork(after_in_child=_new_id_prefix)
+
+
 def new_tool_use_id() -> str:
-    """A fresh id for a call made outside a model turn."""
-    return "tooluse_" + os.urandom(10).hex()
+    """A fresh id for a call made outside a model turn.
+
+    A random per-process prefix (new in every forked child) plus a counter: unique
+    like random bytes, without a ``getrandom`` system call on every inline call.
+    """
+    return f"tooluse_{_id_prefix}{next(_id_counter):08x}"
 
 
 def call_frame(
@@ -319,6 +336,15 @@ class AgentTool(ABC):
         False (the default) makes async callers, such as the registry's
         ``ainvoke``, run the tool on a worker thread instead; a tool whose body
         is ``async def``, or that hands blocking work to a thread itself, says True.
+        """
+        return False
+
+    @property
+    def enforces_call_timeout(self) -> bool:
+        """Whether the tool stops an overdue call by itself (a proxy kills its worker process).
+
+        The call runner then calls ``invoke`` directly from synchronous code
+        instead of driving the call on an event loop just to bound it.
         """
         return False
 

@@ -29,6 +29,7 @@ NAMES = [
     "memory",
     "gate_cost",
     "isolation",
+    "burst",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
@@ -74,7 +75,10 @@ def test_quick_run_writes_json_with_every_benchmark(
     files = sorted(out.glob("bench-*-quick.json"))
     assert len(files) == 1, completed.stdout[-2000:]
     data = json.loads(files[0].read_text())
-    assert set(data) == {"environment", "options", "peers", "total_seconds", "benchmarks"}
+    assert set(data) == {"commit", "environment", "options", "peers", "total_seconds", "benchmarks"}
+    commit = data["commit"]
+    if commit["commit"] is not None:  # an sdist without .git has no commit to name
+        assert len(commit["commit"]) == 40 and isinstance(commit["dirty"], bool)
     env = data["environment"]
     assert {"date", "python", "cpu_count", "packages"} <= set(env)
     assert {"strands-agents", "fastmcp", "mcp", "tool-loader"} <= set(env["packages"])
@@ -87,3 +91,27 @@ def test_quick_run_writes_json_with_every_benchmark(
         assert result["targets"], name
         for target in result["targets"]:
             assert set(target) == {"target", "figure", "passed"}
+
+
+@pytest.mark.timeout(120)
+def test_plot_draws_both_charts_from_the_quick_run(
+    quick_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    pytest.importorskip("matplotlib")
+    _, out = quick_run
+    farm = out.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(farm), env.get("PYTHONPATH", "")) if p)
+    plotted = subprocess.run(
+        [sys.executable, "-m", "bench", "--plot", "--out", str(out)],
+        cwd=farm,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert plotted.returncode == 0, plotted.stderr[-3000:]
+    for name in ("save_to_callable.png", "load_time.png"):
+        png = out / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

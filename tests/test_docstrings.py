@@ -124,3 +124,48 @@ def test_params_mapping_is_read_only() -> None:
     else:  # pragma: no cover - the assertion below explains the failure
         raise AssertionError("params should be read-only")
     assert dict(parsed.params) == {"a": "first"}
+
+
+PLAIN_SAMPLES = [
+    "Tool t1.",
+    "  Indented one-liner.  ",
+    "Summary wrapped\n    onto a second line.",
+    "Summary.\n\n    A long description\n    over two lines.",
+    "Summary.\n\n\n\n    After many blank lines.\n\n",
+    "\n    Starts on the second line.\n\n    Then a paragraph.\n    ",
+    "Convert °C to °F — exactly, with ünïcode.",
+    "First paragraph.\n\n    Second paragraph.\n\n    Third paragraph.",
+    "Tabs\tinside\n\tand indented by a tab.",
+]
+
+SECTIONED_SAMPLES = [
+    "Do it.\n\n    Args:\n        x: The x.",
+    "Do it.\n\n    :param x: The x.",
+    "Do it.\n\n    @param x: The x.",
+    "Do it.\n\n    Parameters\n    ----------\n    x : int\n        The x.",
+    "Do it.\n\n    .. deprecated:: 1.0",
+    "Do it.\n\n    >>> do_it()",
+    "Ends with a colon:",
+]
+
+
+def test_plain_docstrings_take_the_fast_path_with_the_parsers_answer() -> None:
+    from loader.tools.docstrings import _parse_sections, _plain
+
+    for text in PLAIN_SAMPLES:
+        fast = _plain(text)
+        assert fast is not None, text
+        assert fast == _parse_sections(text), text
+
+
+def test_docstrings_that_may_have_sections_go_to_the_parser() -> None:
+    from loader.tools.docstrings import _plain
+
+    for text in SECTIONED_SAMPLES:
+        assert _plain(text) is None, text
+    assert parse_docstring(SECTIONED_SAMPLES[0]).params == {"x": "The x."}
+
+
+def test_a_docstring_that_breaks_the_parser_is_kept_verbatim() -> None:
+    # docstring_parser raises IndexError (not ParseError) on a line that is only ': ...' metadata.
+    assert parse_docstring(": :meta private:") == ParsedDocstring(description=": :meta private:")

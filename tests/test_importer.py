@@ -166,3 +166,27 @@ def test_dependents_are_transitive(tools_dir: Path) -> None:
         }
     finally:
         importer.close()
+
+
+def test_loaded_modules_carry_the_attributes_the_import_system_would_set(tools_dir: Path) -> None:
+    write(tools_dir / "attrs.py", "import inspect\nSOURCE = inspect.getsource(inspect.currentframe())\n")
+    write(tools_dir / "pkg" / "__init__.py", "")
+    write(tools_dir / "pkg" / "leaf.py", "from . import sibling\nX = sibling.Y\n")
+    write(tools_dir / "pkg" / "sibling.py", "Y = 'é'\n")
+    importer = ToolImporter([tools_dir])
+    try:
+        path = tools_dir / "attrs.py"
+        module = importer.load(path, path.read_bytes())
+        assert module.__file__ == str(path) and module.__cached__ is None
+        assert module.__spec__.origin == str(path) and module.__spec__.has_location
+        assert module.__loader__ is module.__spec__.loader
+        assert module.__package__ == module.__name__.rpartition(".")[0]
+        assert "SOURCE = inspect.getsource" in module.SOURCE  # linecache holds the bytes that ran
+        leaf = importer.load(tools_dir / "pkg" / "leaf.py", (tools_dir / "pkg" / "leaf.py").read_bytes())
+        assert leaf.X == "é"
+        package = sys.modules[leaf.__package__]
+        assert package.__path__ == [str(tools_dir / "pkg")] and package.__file__ == str(
+            tools_dir / "pkg" / "__init__.py"
+        )
+    finally:
+        importer.close()

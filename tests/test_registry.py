@@ -317,6 +317,33 @@ class TestSnapshots:
         assert snapshot.specs() == registry.specs()
         assert snapshot.tool_config() == registry.tool_config()
 
+    def test_listings_stay_sorted_across_many_commits(self) -> None:
+        """Each snapshot's listing derives from its predecessor's: check it against a plain sort."""
+        rng = random.Random(7)
+        registry = ToolRegistry()
+        present: dict[str, Echo] = {}
+        pinned: list[tuple[RegistrySnapshot, tuple[str, ...]]] = []
+        for step in range(600):
+            with registry.batch() as batch:
+                for _ in range(rng.choice((1, 1, 2, 40))):
+                    name = f"tool_{rng.randrange(300)}"
+                    if name in present and rng.random() < 0.5:
+                        batch.unregister(name)
+                        del present[name]
+                    else:
+                        present[name] = Echo(name, str(step))
+                        batch.replace(present[name])
+            snapshot = registry.snapshot()
+            if rng.random() < 0.3:  # readers list only now and then, so deltas pile up
+                assert snapshot.names() == tuple(sorted(present))
+                assert [t.tool_name for t in snapshot.tools()] == sorted(present)
+                assert all(snapshot.get(n) is present[n] for n in present)
+            if step % 50 == 0:
+                pinned.append((snapshot, tuple(sorted(present))))
+        assert registry.names() == tuple(sorted(present))
+        for snapshot, expected in pinned:
+            assert snapshot.names() == expected
+
     def test_generation_is_monotonic(self) -> None:
         registry = ToolRegistry()
         tool = Echo("a")
@@ -410,6 +437,35 @@ class TestEventsAndBatches:
             batch.register(Echo("temp"))
             batch.unregister("temp")
         assert registry.generation == 0 and seen == []
+
+    def test_batch_exposes_what_it_committed(self) -> None:
+        registry = ToolRegistry()
+        seen = recorder(registry)
+        old = Echo("a")
+        registry.register(old)
+        new, added = Echo("a", "new"), Echo("b")
+        with registry.batch() as batch:
+            batch.replace(new, source="x.py")
+            batch.register(added, source="x.py")
+            assert batch.committed is None  # nothing is committed while the block runs
+        assert batch.committed is seen[-1]
+        assert batch.committed == RegistryChangeSet(
+            2,
+            (
+                RegistryChange(ChangeKind.REPLACED, "a", new, old, "x.py"),
+                RegistryChange(ChangeKind.ADDED, "b", added, None, "x.py"),
+            ),
+        )
+
+    def test_batch_that_commits_nothing_or_fails_has_no_change_set(self) -> None:
+        registry = ToolRegistry()
+        with registry.batch() as empty:
+            pass
+        assert empty.committed is None
+        with pytest.raises(RuntimeError, match="abort"), registry.batch() as failed:
+            failed.register(Echo("a"))
+            raise RuntimeError("abort")
+        assert failed.committed is None and registry.names() == ()
 
     def test_writing_to_the_registry_inside_its_own_batch_is_refused(self) -> None:
         registry = ToolRegistry()

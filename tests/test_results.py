@@ -78,3 +78,15 @@ def test_is_tool_result_like() -> None:
     assert not is_tool_result_like({"status": "ok", "content": []})
     assert not is_tool_result_like({"status": "success", "content": "x"})
     assert not is_tool_result_like("success")
+
+
+def test_subclasses_of_plain_types_take_the_general_path() -> None:
+    class Label(str):
+        pass
+
+    class Flag(int):
+        def __str__(self) -> str:
+            return "flag"
+
+    assert to_tool_result(Label("x"), "i")["content"] == [{"text": "x"}]
+    assert to_tool_result(Flag(1), "i")["content"] == [{"json": 1}]

@@ -113,3 +113,21 @@ def test_tool_context_defaults_and_ids() -> None:
     context = ToolContext(tool_use={"toolUseId": "a", "name": "n", "input": {}})
     assert context.agent is None and context.invocation_state == {}
     assert new_tool_use_id() != new_tool_use_id()
+
+
+def test_tool_use_ids_are_unique_across_forked_children() -> None:
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports the id it makes, then leaves at once
+        os.write(write, new_tool_use_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    ours = new_tool_use_id()
+    assert child.startswith("tooluse_") and ours.startswith("tooluse_")
+    assert child[:20] != ours[:20]  # a new random prefix in the child, not the parent's counter
+    assert len({new_tool_use_id() for _ in range(1000)}) == 1000

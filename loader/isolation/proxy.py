@@ -97,6 +97,11 @@ class ProxyTool(AgentTool):
         return self.description.hot_reload
 
     @property
+    def enforces_call_timeout(self) -> bool:
+        """Its call worker is killed at the call timeout, so a synchronous caller may call it directly."""
+        return True
+
+    @property
     def is_async(self) -> bool:
         """Always: a proxy's ``ainvoke`` awaits its worker without blocking the loop, so callers
         run it on their own loop (where cancelling the call stops the worker) rather than on a

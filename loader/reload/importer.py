@@ -86,6 +86,33 @@ class _Execution:
     previous_deps: set[str] | None
 
 
+def _decode(source: bytes) -> str:
+    """``importlib.util.decode_source``, without its encoding detection for plain UTF-8 sources."""
+    if b"\r" not in source and b"coding" not in source[:400] and not source.startswith(b"\xef\xbb\xbf"):
+        try:
+            return source.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return importlib.util.decode_source(source)
+
+
+def _new_module(spec: importlib.machinery.ModuleSpec) -> ModuleType:
+    """``importlib.util.module_from_spec`` for our file specs, setting the same attributes directly.
+
+    The generic path asks the spec for its bytecode path (we never write one) and
+    checks loader capabilities we know; a reload runs this once per file.
+    """
+    module = ModuleType(spec.name)
+    module.__spec__ = spec
+    module.__loader__ = spec.loader
+    module.__package__ = spec.parent
+    module.__file__ = spec.origin
+    module.__cached__ = None  # type: ignore[attr-defined]
+    if spec.submodule_search_locations is not None:
+        module.__path__ = spec.submodule_search_locations
+    return module
+
+
 class _SyntheticPackageLoader(importlib.abc.Loader):
     """Loader for the namespace's intermediate packages (nothing to execute)."""
 
@@ -258,15 +285,15 @@ class ToolImporter:
     def _file_spec(
         self, fullname: str, file: Path, package_dir: Path | None = None
     ) -> importlib.machinery.ModuleSpec:
+        """The spec of a file module, built directly (``spec_from_file_location`` normalises paths
+        that are already absolute and resolved, and works out a bytecode path we never use)."""
         loader = _SourceBytesLoader(self, file)
-        spec = importlib.util.spec_from_file_location(
-            fullname,
-            file,
-            loader=loader,
-            submodule_search_locations=[str(package_dir)] if package_dir else None,
+        spec = importlib.machinery.ModuleSpec(
+            fullname, loader, origin=str(file), is_package=bool(package_dir)
         )
-        assert spec is not None
-        spec.cached = None
+        if package_dir:
+            spec.submodule_search_locations = [str(package_dir)]
+        spec.has_location = True
         return spec
 
     # ------------------------------------------------------------ execution
@@ -282,7 +309,7 @@ class ToolImporter:
             self._add_edge(name, parent)
         module.__dict__["__builtins__"] = self._builtins_for(name, path.parent)
         module.__dict__["__cached__"] = None
-        text = importlib.util.decode_source(source)
+        text = _decode(source)
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
         self.executions += 1
         self._fresh[name] = hashlib.sha256(source).hexdigest()
@@ -384,7 +411,7 @@ class ToolImporter:
         loader.source = source
         spec = self._file_spec(name, path)
         spec.loader = loader
-        module = importlib.util.module_from_spec(spec)
+        module = _new_module(spec)
         previous = sys.modules.get(name)
         previous_deps = self._deps.get(name)
         if previous is not None:

@@ -20,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from immutables import Map
+
 from ..fingerprint import FingerprintCache
 from ..registry import RegistrySnapshot, ToolRegistry
 from ..status import (
@@ -86,8 +88,8 @@ class ToolLoader:
         self._by_module: dict[str, Path] = {}
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
-        self._statuses: dict[Path, FileStatus] = {}
-        self._published: tuple[RegistrySnapshot, dict[Path, FileStatus]] = (self.registry.snapshot(), {})
+        self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
+        self._published: tuple[RegistrySnapshot, Map[Path, FileStatus]] = (self.registry.snapshot(), Map())
         self._fingerprints = FingerprintCache()
         self._announcer = Announcer(lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs))
         self._apply_lock = threading.RLock()
@@ -151,6 +153,7 @@ class ToolLoader:
         self._watching = True
         self._watcher.start()
         self._scheduler.start()
+        self._reconciler.start()
         for root in self.paths:
             if self._watcher.ensure_watch(root):
                 self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
@@ -164,6 +167,7 @@ class ToolLoader:
         """
         if self._watching:
             self._watching = False
+            self._reconciler.stop()
             self._watcher.stop()
             self._scheduler.stop()
         with self._apply_lock:
@@ -370,6 +374,6 @@ class ToolLoader:
                     outcomes[path] = FileOutcome(self._statuses.get(path))
         failing = functools.partial(failing_helpers, self._backend, self._by_module, self._records)
         changed, events = derive_events(outcomes, self._records, self._ownership.owner, failing)
-        self._statuses = {**self._statuses, **changed}
+        self._statuses = self._statuses.update(changed)
         self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
         self._announcer.announce(committed, events, outcomes)

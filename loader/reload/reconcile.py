@@ -4,13 +4,13 @@ Events can be lost (a folder created and filled before its watch exists, a
 kernel queue overflow, a network filesystem). Reconciling lists the sources
 under a folder and schedules every file whose stat signature differs from the
 one its record holds, and every known file no longer there. It runs when a
-folder appears or vanishes, when ``wait_idle`` wants certainty, and
-periodically as a safety net.
+folder appears or vanishes and when ``wait_idle`` wants certainty. The
+periodic safety net is the ``Rescanner``, on its own thread so it never
+delays a reload; what it finds is handed to the scheduler here.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from .backend import LoadBackend
 from .config import LoaderConfig
 from .discovery import SourceFinder
 from .file_state import FileRecord, stat_signature
+from .rescan import Rescanner
 from .watcher import ChangeScheduler, FolderWatcher
 
 __all__ = ["Reconciler"]
@@ -44,7 +45,23 @@ class Reconciler:
         self._scheduler = scheduler
         self._watcher = watcher
         self._config = config
-        self._last_rescan = time.monotonic()
+        self._rescanner = Rescanner(
+            roots, self._rescan_found, interval=config.rescan_interval, recursive=config.recursive
+        )
+
+    def start(self) -> None:
+        """Start the periodic safety-net rescan (off the scheduler thread)."""
+        self._rescanner.start()
+
+    def stop(self) -> None:
+        """Stop the periodic rescan."""
+        self._rescanner.stop()
+
+    def _rescan_found(self, paths: list[Path]) -> list[Path]:
+        """On the rescanner's thread: schedule what differs from the records; returns the known files."""
+        missed = [p for p in paths if _differs(self._records.get(p), stat_signature(p))]
+        self._scheduler.note_many(missed, self._config.timings.settle)
+        return [p for p in missed if (r := self._records.get(p)) is not None and not r.is_removed]
 
     def reconcile_all(self) -> None:
         """Reconcile every watched folder."""
@@ -77,11 +94,14 @@ class Reconciler:
             self._scheduler.note_many(gone, timings.disappear_grace)
 
     def supervise(self) -> None:
-        """Periodic: watch folders that appeared or were recreated; rescan as a safety net."""
+        """Periodic: watch folders that appeared or were recreated."""
         for root in self._roots:
             if self._watcher.ensure_watch(root) or not root.is_dir():
                 self.reconcile(root)
-        interval = self._config.rescan_interval
-        if interval and time.monotonic() - self._last_rescan >= interval:
-            self._last_rescan = time.monotonic()
-            self.reconcile_all()
+
+
+def _differs(record: FileRecord | None, signature: tuple[int, int, int] | None) -> bool:
+    """Whether a path the rescanner saw change differs from what the loader knows of it."""
+    if record is None or record.is_removed:
+        return signature is not None
+    return record.signature != signature

@@ -6,7 +6,8 @@ due depends on the last event seen for it:
 
 * a rename onto the path: at once, since a rename lands a complete file;
 * a completed write (Linux reports the close of a written file): ``settle``
-  (1 ms), enough to coalesce a burst of saves written back to back;
+  (0 by default: a closed file is complete, and saves that land while a batch
+  is being applied join the next batch anyway);
 * a create or modify without a close yet: ``debounce``, since the writer is
   still busy;
 * a delete or a move away: ``disappear_grace``, because editors save by
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 class WatchTimings:
     """Delays (seconds) between an event and the moment its path is loaded."""
 
-    settle: float = 0.001
+    settle: float = 0.0
     debounce: float = 0.05
     disappear_grace: float = 0.05
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -50,14 +51,20 @@ def parse_docstring(text: str | None) -> ParsedDocstring:
     return _parse(text)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
 def _parse(text: str) -> ParsedDocstring:
     """Parsing tries every style; a file saved again with the same docstring is parsed once."""
+    plain = _plain(text)
+    return plain if plain is not None else _parse_sections(text)
+
+
+def _parse_sections(text: str) -> ParsedDocstring:
+    """The full parse, by ``docstring_parser`` (it picks the style that finds the most sections)."""
     cleaned = inspect.cleandoc(text)
     try:
         # The leading newline lets a docstring that opens with a section ("Args:") parse as one.
         parsed = docstring_parser.parse("\n" + cleaned)
-    except docstring_parser.ParseError as exc:
+    except (docstring_parser.ParseError, IndexError) as exc:  # IndexError: a bare ':' line (reST)
         logger.debug("error=<%s> | docstring not parseable, using it verbatim", exc)
         return ParsedDocstring(description=cleaned.strip())
 
@@ -76,6 +83,33 @@ def _parse(text: str) -> ParsedDocstring:
         if param.description and param.description.strip()
     }
     return ParsedDocstring(description="".join(parts), params=MappingProxyType(params))
+
+
+_SECTION_MARK = re.compile(r"(?m)(:\s*$|^\s*(?::|@|\.\.|>>>)|^\s*([-=~`#*+^\"'])\2+\s*$)")
+"""A line that could open a section in some style: ends with ':' (Google, numpydoc titles), starts
+with ':', '@', '..' or '>>>' (reST, epydoc, directives, doctests), or underlines a title."""
+
+
+def _plain(text: str) -> ParsedDocstring | None:
+    """The result for a docstring without sections, worked out without the parser; None otherwise.
+
+    Most tool docstrings are a sentence or two. ``docstring_parser`` tries all
+    four styles on each (about 0.13 ms, a third of a small file's import); a
+    text with no line that could start a section gets the same answer from a
+    split at the first line break (checked against the parser on 60,000
+    docstrings of installed packages, ``tests/test_docstrings.py`` on samples).
+    """
+    if _SECTION_MARK.search(text):
+        return None
+    cleaned = inspect.cleandoc("\n" + inspect.cleandoc(text))
+    head, _, rest = cleaned.partition("\n")
+    long = rest.strip()
+    if not long:
+        return ParsedDocstring(description=head.strip())
+    if not head.strip():
+        return ParsedDocstring(description=long)
+    separator = "\n\n" if rest.startswith("\n") else "\n"
+    return ParsedDocstring(description=head.strip() + separator + long)
 
 
 def docstring_of(obj: Any) -> ParsedDocstring:

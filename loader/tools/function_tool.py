@@ -129,6 +129,8 @@ class FunctionTool(AgentTool, Generic[P, R]):
         self._func = func
         self._definition = definition
         self._display: dict[str, str] | None = None
+        # A plain sync function whose validated input is its keyword arguments: invoke's fast path.
+        self._inline = definition.simple and definition.kind is FunctionKind.FUNCTION
 
     @classmethod
     def _bound_copy(cls, func: Callable[..., Any], definition: FunctionDefinition) -> FunctionTool[..., Any]:
@@ -240,6 +242,18 @@ class FunctionTool(AgentTool, Generic[P, R]):
     ) -> ToolResult:
         """Run the tool and return its result; sync tools run right here, on the calling thread."""
         definition = self._definition
+        if self._inline:
+            tool_use_id = tool_use_id or new_tool_use_id()
+            data = {} if input is None else input
+            try:
+                kwargs = definition.validate(data).__dict__  # type: ignore[misc]
+            except ValidationError as exc:
+                return invalid_input_result(tool_use_id, definition.name, problems_from_pydantic(exc, data))
+            try:
+                value = self._func(**kwargs)  # type: ignore[call-arg]
+            except BaseException as exc:  # the tool's sys.exit() must not stop the host (see _failure)
+                return self._failure(exc, tool_use_id)
+            return to_tool_result(value, tool_use_id)
         if self.is_async:
             return super().invoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
