@@ -11,12 +11,14 @@ _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
 from .errors import (
     DuplicateToolError,
+    InputProblem,
     InvalidToolNameError,
     ToolDefinitionError,
     ToolLoaderError,
     ToolLoadError,
     ToolNotFoundError,
     ToolSignatureError,
+    ToolValidationError,
 )
 from .hookspecs import hookimpl, hookspec
 from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
@@ -28,7 +30,7 @@ from .tools.decorator import tool
 from .tools.function_tool import FunctionTool
 from .tools.metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema
 from .tools.module_tool import ModuleTool
-from .tools.params import validate_tool_params
+from .tools.params import check_tool_params, validate_tool_params
 from .types import (
     AgentTool,
     JSONSchema,
@@ -54,6 +56,7 @@ __all__ = [
     "FileState",
     "FileStatus",
     "FunctionTool",
+    "InputProblem",
     "InvalidToolNameError",
     "JSONSchema",
     "LoadErrorInfo",
@@ -86,8 +89,10 @@ __all__ = [
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
+    "ToolValidationError",
     "WatchTimings",
     "__version__",
+    "check_tool_params",
     "create_tool",
     "get_tool_metadata",
     "hookimpl",

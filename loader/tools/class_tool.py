@@ -5,12 +5,14 @@ instantiated); decoration only attaches a validated ``ToolMetadata`` as
 ``__tool_metadata__`` and, when the class has no ``validate``, a generated one.
 ``ClassTool`` wraps an instance as an ``AgentTool``.
 
-``validate(self, params)`` may return None, True or an empty list (valid); a list
-of messages, one message string, False, or the reference's
+The generated ``validate(params)`` raises ``ToolValidationError`` on invalid
+input, as the reference's does (``Parameter days must be at most 14``).
+A custom ``validate(self, params)`` may return None, True or an empty list
+(valid); a list of messages, one message string, False, or the reference's
 ``{"valid": bool, "errors": [...]}`` (invalid); or raise ``ValueError`` (invalid,
-with its message). It may be async. Declared parameters are always enforced
-before a custom ``validate`` runs, so ``execute`` only ever sees input that
-matches the schema the model was shown.
+with its message; a ``ToolValidationError`` keeps each of its problems). It may
+be async. Declared parameters are always enforced before a custom ``validate``
+runs, so ``execute`` only ever sees input that matches the schema the model was shown.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from ..errors import InvalidToolNameError, ToolDefinitionError
+from ..errors import InputProblem, InvalidToolNameError, ToolDefinitionError, ToolValidationError
 from ..names import is_valid_tool_name
 from ..results import exception_result, to_tool_result
 from ..types import (
@@ -39,15 +41,13 @@ from ..types import (
 )
 from .metadata import ToolMetadata, ToolParameter
 from .params import (
-    ParamProblem,
     apply_defaults,
-    check_json_schema,
     check_tool_params,
     definition_problems,
     parameters_to_json_schema,
 )
 from .schema import copy_json
-from .validation import WHOLE_INPUT, invalid_input_result
+from .validation import NOT_AN_OBJECT, invalid_input_result, problem_at, schema_problems, schema_validator
 
 __all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]
 
@@ -61,19 +61,34 @@ def _snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
-def _generated_validate(self: Any, params: Any) -> list[str]:
-    """Check ``params`` against the declared parameters of this instance's tool class."""
+def _generated_validate(self: Any, params: Any) -> None:
+    """Check ``params`` against the declared parameters of this instance's tool class.
+
+    Raises:
+        ToolValidationError: One line per problem, as the reference's ``validate`` throws.
+    """
     metadata = get_tool_metadata(type(self))
     if metadata is None:
-        return []
-    return [problem.message for problem in _declared_problems(metadata, params)]
+        return
+    problems = _input_checker(metadata)(params)
+    if problems:
+        raise ToolValidationError(problems)
 
 
-def _declared_problems(metadata: ToolMetadata, params: Any) -> list[ParamProblem]:
-    """Validate against what the model is shown: the explicit input schema, else the parameters."""
-    if metadata.input_json_schema is not None:
-        return check_json_schema(params, metadata.input_json_schema)
-    return check_tool_params(params, metadata.parameters)
+def _input_checker(metadata: ToolMetadata) -> Callable[[Any], list[InputProblem]]:
+    """What validates input: the explicit input schema (compiled once), else the declared parameters."""
+    schema = metadata.input_json_schema
+    if schema is None:
+        parameters = metadata.parameters
+        return lambda params: check_tool_params(params, parameters)
+    validator = schema_validator(schema)
+
+    def check(params: Any) -> list[InputProblem]:
+        if not isinstance(params, Mapping):
+            return [problem_at(None, NOT_AN_OBJECT)]
+        return schema_problems(params, validator)
+
+    return check
 
 
 def _describe_location(loc: tuple[str | int, ...]) -> str:
@@ -283,6 +298,7 @@ class ClassTool(AgentTool):
             self._validate is not None and inspect.iscoroutinefunction(self._validate)
         )
         self._spec = self._build_spec()
+        self._check_input = _input_checker(found)
 
     @classmethod
     def from_class(cls, tool_class: type, *args: Any, **kwargs: Any) -> ClassTool:
@@ -384,19 +400,14 @@ class ClassTool(AgentTool):
         params = {} if raw_input is None else raw_input
         if isinstance(params, Mapping):
             params = apply_defaults(params, self._metadata.parameters)
-        problems = _declared_problems(self._metadata, params)
+        problems = self._check_input(params)
         if problems:
             return {}, self._invalid(tool_use_id, problems)
         return params, None
 
-    def _invalid(self, tool_use_id: str, problems: list[ParamProblem]) -> ToolResult:
+    def _invalid(self, tool_use_id: str, problems: list[InputProblem]) -> ToolResult:
         logger.debug("tool_name=<%s>, problems=<%d> | invalid input", self.tool_name, len(problems))
-        return invalid_input_result(
-            tool_use_id,
-            self.tool_name,
-            [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems],
-            lines=[p.message for p in problems],
-        )
+        return invalid_input_result(tool_use_id, self.tool_name, problems, sentences=True)
 
     def _failure(self, tool_use_id: str, exc: Exception) -> ToolResult:
         logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
@@ -413,7 +424,7 @@ class ClassTool(AgentTool):
                     if inspect.isawaitable(outcome):
                         outcome = await outcome
                 except ValueError as exc:
-                    outcome = [str(exc)]
+                    outcome = exc
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
@@ -434,7 +445,7 @@ class ClassTool(AgentTool):
                 try:
                     outcome = _finish_awaitable(self._validate(prepared))
                 except ValueError as exc:
-                    outcome = [str(exc)]
+                    outcome = exc
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
@@ -468,12 +479,16 @@ class ClassTool(AgentTool):
         return cast(ToolResult, run_sync(factory))
 
 
-def _custom(message: str) -> ParamProblem:
-    return ParamProblem(None, message, message)
+def _custom(message: str) -> InputProblem:
+    return InputProblem(None, message, message)
 
 
-def _custom_problems(outcome: Any) -> list[ParamProblem]:
-    """Normalise what a custom ``validate`` returned (see the module docstring)."""
+def _custom_problems(outcome: Any) -> list[InputProblem]:
+    """Normalise what a custom ``validate`` returned or raised (see the module docstring)."""
+    if isinstance(outcome, ToolValidationError):
+        return list(outcome.problems)
+    if isinstance(outcome, ValueError):
+        return [_custom(str(outcome))]
     if outcome is None or outcome is True:
         return []
     if outcome is False:

@@ -42,7 +42,7 @@ from .schema import (
     resolve_return_hint,
     resolve_type_hints,
 )
-from .validation import check_json_schema
+from .validation import checked_input_schema, guard_numbers
 
 __all__ = ["AGENT_PARAMETER", "FunctionDefinition", "FunctionKind", "InputMode", "define_function"]
 
@@ -244,7 +244,7 @@ def _input_handling(
         return _InputHandling(
             mode=InputMode.SIGNATURE,
             schema=built.json_schema,
-            validate=built.model.__pydantic_validator__.validate_python,
+            validate=guard_numbers(built.model.__pydantic_validator__.validate_python, built.json_schema),
             renamed=built.renamed,
         )
     if _is_model_class(input_schema):
@@ -257,13 +257,13 @@ def _input_handling(
         return _InputHandling(
             mode=mode,
             schema=schema,
-            validate=strict_model.__pydantic_validator__.validate_python,
+            validate=guard_numbers(strict_model.__pydantic_validator__.validate_python, schema),
             instance_parameter=instance_parameter,
         )
     raw = cast(JSONSchema, input_schema)
     if isinstance(raw, Mapping) and set(raw) == {"json"} and isinstance(raw["json"], Mapping):
         raw = cast(JSONSchema, raw["json"])  # the Bedrock wrapper {"json": schema}
-    json_validator = check_json_schema(raw, tool_name=tool_name)
+    json_validator = checked_input_schema(raw, tool_name=tool_name)
     _check_schema_covers(function_name, raw, parameters, schema_params)
     return _InputHandling(mode=InputMode.JSON, schema=copy.deepcopy(dict(raw)), json_validator=json_validator)
 

@@ -53,7 +53,13 @@ from ..types import (
 )
 from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
 from .schema import copy_json
-from .validation import WHOLE_INPUT, invalid_input_result, problems_from_jsonschema, problems_from_pydantic
+from .validation import (
+    NOT_AN_OBJECT,
+    invalid_input_result,
+    problem_at,
+    problems_from_jsonschema,
+    problems_from_pydantic,
+)
 
 __all__ = ["TOOL_NAME_PATTERN", "FunctionTool"]
 
@@ -381,9 +387,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             assert d.json_validator is not None
             problems = problems_from_jsonschema(d.json_validator.iter_errors(data))
             if not problems and not isinstance(data, Mapping):
-                problems = [
-                    {"parameter": WHOLE_INPUT, "problem": "must be a JSON object of named parameters"}
-                ]
+                problems = [problem_at(None, NOT_AN_OBJECT)]
             if problems:
                 raise _InvalidInput(invalid_input_result(tool_use_id, d.name, problems))
             values = dict(data)

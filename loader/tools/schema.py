@@ -37,10 +37,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
+from pydantic_core import core_schema
 
 from ..errors import ToolSignatureError
 from ..types import JSONSchema
 from .input_cache import LruCache, signature_key
+from .validation import ALLOW_NON_FINITE
 
 __all__ = [
     "InputModel",
@@ -106,6 +108,13 @@ class _QuietJsonSchema(GenerateJsonSchema):
             cls._methods = functions
             return table
         return {key: types.MethodType(function, self) for key, function in methods.items()}
+
+    def float_schema(self, schema: core_schema.FloatSchema) -> JsonSchemaValue:
+        """Pydantic's, plus ``allowNonFinite`` where the field allows NaN and infinities."""
+        json_schema = super().float_schema(schema)
+        if schema.get("allow_inf_nan") is True:
+            json_schema[ALLOW_NON_FINITE] = True
+        return json_schema
 
     def encode_default(self, dft: Any) -> Any:
         """A JSON scalar as is; anything else as pydantic encodes it."""
