@@ -40,6 +40,7 @@ from ..types import (
     run_sync,
 )
 from .metadata import ToolMetadata, ToolParameter
+from .options import ToolOptions
 from .params import (
     apply_defaults,
     check_tool_params,
@@ -49,7 +50,14 @@ from .params import (
 from .schema import copy_json
 from .validation import NOT_AN_OBJECT, invalid_input_result, problem_at, schema_problems, schema_validator
 
-__all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]
+__all__ = [
+    "ClassTool",
+    "create_tool",
+    "decorate_class",
+    "decorate_class_with",
+    "get_tool_metadata",
+    "is_tool",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -185,12 +193,39 @@ def decorate_class(
     input_schema: JSONSchema | None = None,
     output_schema: JSONSchema | None = None,
 ) -> type:
-    """Attach validated tool metadata to ``cls`` and return ``cls`` itself.
+    """Attach validated tool metadata to ``cls`` and return ``cls`` itself (``@tool`` on a class).
 
-    Keyword arguments override the fields of ``metadata``. The name defaults to
-    the class name in snake_case; the description to the cleaned class
-    docstring, else to the name (logged, since models choose tools by their
-    description).
+    The keywords are the class-tool options of ``@tool`` (see ``decorate_class_with``),
+    plus ``output_schema``.
+    """
+    options = ToolOptions(
+        name=name,
+        description=description,
+        input_schema=input_schema,
+        category=category,
+        tags=tags,
+        parameters=parameters,
+        version=version,
+        requires_auth=requires_auth,
+        rate_limit=rate_limit,
+        examples=examples,
+    )
+    return decorate_class_with(cls, metadata, options, output_schema=output_schema)
+
+
+def decorate_class_with(
+    cls: type,
+    metadata: ToolMetadata | None,
+    options: ToolOptions,
+    *,
+    output_schema: JSONSchema | None = None,
+) -> type:
+    """Attach tool metadata built from ``metadata`` overridden by the given ``options``; return ``cls``.
+
+    The name defaults to the class name in snake_case; the description to the
+    cleaned class docstring, else to the name (logged, since models choose
+    tools by their description). Function-only options are ignored here
+    (``@tool`` refuses them for classes).
 
     Raises:
         ToolDefinitionError: No ``execute``, or invalid metadata (the message
@@ -201,19 +236,20 @@ def decorate_class(
         raise ToolDefinitionError(f"decorate_class expects a class, got {type(cls).__name__}")
     owner = f"Tool class {cls.__qualname__!r}"
     _check_execute(cls)
+    name, description = options.name, options.description
     overrides: dict[str, Any] = {
         "name": name,
         "description": description,
-        "parameters": parameters,
-        "version": version,
-        "category": category,
-        "tags": tags,
-        "requires_auth": requires_auth,
-        "rate_limit": rate_limit,
-        "examples": examples,
+        "parameters": options.parameters,
+        "version": options.version,
+        "category": options.category,
+        "tags": options.tags,
+        "requires_auth": options.requires_auth,
+        "rate_limit": options.rate_limit,
+        "examples": options.examples,
     }
-    if input_schema is not None or output_schema is not None:
-        overrides["schema"] = {"input_json_schema": input_schema, "output_json_schema": output_schema}
+    if options.input_schema is not None or output_schema is not None:
+        overrides["schema"] = {"input_json_schema": options.input_schema, "output_json_schema": output_schema}
     if metadata is None:
         overrides["name"] = name or _snake_case(cls.__name__)
     if description is None and (metadata is None or not metadata.description):

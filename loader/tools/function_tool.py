@@ -52,7 +52,8 @@ from ..types import (
     new_tool_use_id,
 )
 from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
-from .schema import copy_json
+from .options import ToolOptions
+from .schema import caller_namespace, copy_json
 from .validation import (
     NOT_AN_OBJECT,
     invalid_input_result,
@@ -99,6 +100,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
     def __init__(
         self,
         func: Callable[P, R],
+        options: ToolOptions | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -107,12 +109,17 @@ class FunctionTool(AgentTool, Generic[P, R]):
         raise_errors: bool = False,
         category: str | None = None,
         tags: Iterable[str] | None = None,
+        namespace: Mapping[str, Any] | None = None,
     ) -> None:
+        """Describe ``func`` as a tool: ``options`` (what ``@tool`` passes) or the same as keywords.
+
+        ``namespace`` holds names the annotations may use beyond the function's
+        globals; by default, the caller's local names (see ``caller_namespace``).
+        """
         super().__init__()
         if isinstance(func, FunctionTool):  # re-decorating: start again from the plain function
             func = func.original_function
-        definition = define_function(
-            func,
+        keywords = ToolOptions(
             name=name,
             description=description,
             input_schema=input_schema,
@@ -120,6 +127,13 @@ class FunctionTool(AgentTool, Generic[P, R]):
             raise_errors=raise_errors,
             category=category,
             tags=tags,
+        )
+        if options is not None and keywords != ToolOptions():
+            raise TypeError("FunctionTool takes a ToolOptions or option keywords, not both")
+        definition = define_function(
+            func,
+            keywords if options is None else options,
+            namespace=caller_namespace() if namespace is None else namespace,
         )
         self._attach(func, definition)
         logger.debug(
