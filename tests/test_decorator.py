@@ -343,3 +343,11 @@ def test_an_unresolvable_annotation_still_names_the_parameter() -> None:
             return ""
 
     assert caught.value.parameter == "n"
+
+
+def test_module_level_tools_see_module_names_only() -> None:
+    # The decorator's own local names ('options', 'target', ...) must never leak into annotations.
+    assert add.tool_spec["inputSchema"]["json"]["properties"]["a"]["type"] == "integer"
+    source = "from loader import tool\n\n@tool\ndef f(x: 'options') -> str:\n    return ''\n"
+    with pytest.raises(ToolSignatureError, match="parameter 'x'"):
+        exec(compile(source, "<module-level>", "exec"), {"__name__": "module_level_probe"})

@@ -174,4 +174,4 @@ def _decorate(target: Any, options: ToolOptions, metadata: Any, namespace: Mappi
         raise ToolDefinitionError(
             f"@tool on function {target_name}: {', '.join(class_only)} apply to class tools only"
         )
-    return FunctionTool(target, options, namespace=namespace)
+    return FunctionTool(target, options, namespace=namespace or {})  # {}: none, not ours
