@@ -199,30 +199,38 @@ def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[
     return checked
 
 
-def _has_numbers(node: Any) -> bool:
-    if isinstance(node, Mapping):
-        kinds = node.get("type")
-        if kinds in ("number", "integer") or (
-            isinstance(kinds, list) and ("number" in kinds or "integer" in kinds)
-        ):
-            return True
-        return any(_has_numbers(value) for value in node.values())
-    if isinstance(node, list):
-        return any(_has_numbers(value) for value in node)
+def _has_numbers(schema: Any) -> bool:
+    """Whether any part of ``schema`` has type ``number`` or ``integer``."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            kinds = node.get("type")
+            if kinds == "number" or kinds == "integer":
+                return True
+            if isinstance(kinds, list) and ("number" in kinds or "integer" in kinds):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
 
 
 def _suspicious(value: Any) -> bool:
-    """Whether ``value`` holds a bool or a non-finite float anywhere."""
-    kind = type(value)
-    if kind is bool:
-        return True
-    if kind is float:
-        return not math.isfinite(value)
-    if kind is dict:
-        return any(_suspicious(item) for item in value.values())
-    if kind is list or kind is tuple:
-        return any(_suspicious(item) for item in value)
+    """Whether ``value`` holds a bool or a non-finite float anywhere (a plain loop: it runs on every call)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is bool:
+            return True
+        if kind is float:
+            if item - item != 0.0:  # NaN and infinities only
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
     return False
 
 
