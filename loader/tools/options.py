@@ -2,7 +2,7 @@
 
 ``@tool`` checks which options fit the decorated object (function or class),
 then hands the same frozen object to ``FunctionTool``/``define_function`` or to
-``decorate_class``; no layer repeats the list of options.
+``decorate_class_with``; no layer below ``@tool`` repeats the list of options.
 """
 
 from __future__ import annotations
