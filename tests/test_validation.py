@@ -18,6 +18,7 @@ from loader.tools.module_tool import ModuleTool
 from loader.tools.validation import (
     WHOLE_INPUT,
     InputProblem,
+    _as_details,
     checked_input_schema,
     format_problems,
     invalid_input_result,
@@ -113,6 +114,11 @@ def pydantic_problems(data: Any) -> Payload:
 )
 def test_pydantic_problem_kinds(data: dict[str, Any], expected: Payload) -> None:
     assert pydantic_problems(data) == expected
+    # Raised again beside the number rule's problems, pydantic's errors keep their wording.
+    with pytest.raises(ValidationError) as caught:
+        Order.model_validate(data)
+    again = ValidationError.from_exception_data("input", _as_details(caught.value))
+    assert payload(problems_from_pydantic(again, data)) == expected
 
 
 def test_pydantic_nested_paths_are_dotted() -> None:
@@ -504,3 +510,20 @@ def test_a_bool_stays_welcome_where_a_bool_is_expected() -> None:
 
     tool = FunctionTool(flags)
     assert tool.invoke({"on": True, "level": True})["content"] == [{"text": "True True"}]
+
+
+def test_number_problems_are_listed_with_the_other_problems() -> None:
+    def mixed(n: int, name: str, ratio: Annotated[float, Field(ge=0, le=1)] = 0.5) -> str:
+        """Mixed."""
+        return name
+
+    result = FunctionTool(mixed).invoke({"n": True, "name": 5, "ratio": 3})
+    assert result["content"][1] == {
+        "json": {
+            "errors": [
+                {"parameter": "name", "problem": "must be a string"},
+                {"parameter": "ratio", "problem": "must be at most 1"},
+                {"parameter": "n", "problem": "must be an integer"},
+            ]
+        }
+    }

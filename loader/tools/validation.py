@@ -181,15 +181,22 @@ def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[
 
     pydantic's lax mode takes ``True`` for ``1`` and accepts NaN; the input's
     JSON Schema says where numbers are, so an input holding a bool or a
-    non-finite float is also checked against it (compiled on first need). The
-    common input, holding neither, costs one walk over its values.
+    non-finite float is also checked against it (compiled on first need), and
+    its problems are listed with pydantic's own. The common input, holding
+    neither, costs one walk over its values.
     """
     if not _has_numbers(schema):
         return validate
     guarded_schema = dict(schema)
 
     def checked(data: Any) -> T:
-        result = validate(data)
+        try:
+            result = validate(data)
+        except ValidationError as exc:
+            extra = _number_errors(data, guarded_schema) if _suspicious(data) else []
+            if not extra:
+                raise
+            raise ValidationError.from_exception_data(exc.title, [*_as_details(exc), *extra]) from None
         if _suspicious(data):
             errors = _number_errors(data, guarded_schema)
             if errors:
@@ -197,6 +204,18 @@ def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[
         return result
 
     return checked
+
+
+def _as_details(error: ValidationError) -> list[InitErrorDetails]:
+    """pydantic's own errors again, to be raised together with the number rule's (every problem listed)."""
+    return [
+        {
+            "type": PydanticCustomError(detail["type"], detail["msg"], detail.get("ctx")),
+            "loc": detail["loc"],
+            "input": detail["input"],
+        }
+        for detail in error.errors(include_url=False)
+    ]
 
 
 def _has_numbers(schema: Any) -> bool:
