@@ -3,7 +3,7 @@
 Usable bare (``@tool``) or with options (``@tool(name=..., ...)``); the
 ``@overload`` s tell editors and type checkers what each form returns. The
 options become one ``ToolOptions``; a function becomes a ``FunctionTool``, a
-class is handed to ``loader.tools.class_tool`` (imported lazily, only when a
+class is handed to ``loader.tools.class_definition`` (imported lazily, only when a
 class is decorated). A ``ToolMetadata`` may be given positionally for classes:
 ``@tool(ToolMetadata(...))``.
 """
@@ -160,7 +160,7 @@ def _decorate(target: Any, options: ToolOptions, metadata: Any, namespace: Mappi
             raise ToolDefinitionError(
                 f"@tool on class {target.__name__}: {', '.join(function_only)} apply to function tools only"
             )
-        from .class_tool import decorate_class_with
+        from .class_definition import decorate_class_with
 
         return decorate_class_with(target, metadata, options)
     target_name = getattr(target, "__name__", repr(target))
