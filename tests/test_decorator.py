@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeAlias, assert_type
+from typing import Annotated, Any, TypeAlias, assert_type
 
 import pytest
 
@@ -351,3 +351,15 @@ def test_module_level_tools_see_module_names_only() -> None:
     source = "from loader import tool\n\n@tool\ndef f(x: 'options') -> str:\n    return ''\n"
     with pytest.raises(ToolSignatureError, match="parameter 'x'"):
         exec(compile(source, "<module-level>", "exec"), {"__name__": "module_level_probe"})
+
+
+def test_function_tool_built_directly_sees_local_names_too() -> None:
+    from pydantic import Field as LocalField
+
+    def bounded(n: Annotated[int, LocalField(le=3)]) -> int:
+        """Bounded."""
+        return n
+
+    made = FunctionTool(bounded)
+    assert made.invoke({"n": 2}, tool_use_id="u")["content"] == [{"json": 2}]
+    assert made.invoke({"n": 9})["status"] == "error"
