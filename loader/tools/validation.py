@@ -235,21 +235,29 @@ def _has_numbers(schema: Any) -> bool:
     return False
 
 
+_PLAIN = frozenset({int, str, type(None)})
+
+
 def _suspicious(value: Any) -> bool:
-    """Whether ``value`` holds a bool or a non-finite float anywhere (a plain loop: it runs on every call)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
+    """Whether ``value`` holds a bool or a non-finite float anywhere (it runs on every call: kept lean)."""
+    return _any_suspicious(value.values()) if type(value) is dict else _any_suspicious((value,))
+
+
+def _any_suspicious(items: Iterable[Any]) -> bool:
+    for item in items:
         kind = type(item)
+        if kind in _PLAIN:
+            continue
         if kind is bool:
             return True
         if kind is float:
             if item - item != 0.0:  # NaN and infinities only
                 return True
         elif kind is dict:
-            stack.extend(item.values())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
+            if _any_suspicious(item.values()):
+                return True
+        elif (kind is list or kind is tuple) and _any_suspicious(item):
+            return True
     return False
 
 
