@@ -12,6 +12,7 @@ _mount_checkout_plugins(_Path(__file__).resolve().parent)
 from .calls import CallLimits
 from .errors import (
     DuplicateToolError,
+    InputProblem,
     InvalidToolNameError,
     SymlinkRefusedError,
     ToolCallTimeout,
@@ -20,6 +21,7 @@ from .errors import (
     ToolLoadError,
     ToolNotFoundError,
     ToolSignatureError,
+    ToolValidationError,
 )
 from .history import HistoryStore, ToolVersion
 from .history_recorder import HistoryRecorder
@@ -41,7 +43,7 @@ from .tools.decorator import tool
 from .tools.function_tool import FunctionTool
 from .tools.metadata import RateLimit, ToolMetadata, ToolParameter, ToolSchema
 from .tools.module_tool import ModuleTool
-from .tools.params import validate_tool_params
+from .tools.params import check_tool_params, validate_tool_params
 from .types import (
     AgentTool,
     JSONSchema,
@@ -71,6 +73,7 @@ __all__ = [
     "FunctionTool",
     "HistoryRecorder",
     "HistoryStore",
+    "InputProblem",
     "InvalidToolNameError",
     "JSONSchema",
     "LoadErrorInfo",
@@ -109,9 +112,11 @@ __all__ = [
     "ToolSignatureError",
     "ToolSpec",
     "ToolUse",
+    "ToolValidationError",
     "ToolVersion",
     "WatchTimings",
     "__version__",
+    "check_tool_params",
     "compare_specs",
     "compare_tool_sets",
     "create_tool",

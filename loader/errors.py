@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "DuplicateToolError",
     "DuplicateToolInFileError",
+    "InputProblem",
     "InvalidToolNameError",
     "SymlinkRefusedError",
     "ToolCallTimeout",
@@ -17,11 +20,43 @@ __all__ = [
     "ToolLoaderError",
     "ToolNotFoundError",
     "ToolSignatureError",
+    "ToolValidationError",
 ]
 
 
 class ToolLoaderError(Exception):
     """Base class of every error this package raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputProblem:
+    """One thing wrong with a tool call's input.
+
+    Defined here, beside the error that carries it, so the exception module
+    needs nothing else of ours; ``loader.tools.validation`` builds them.
+
+    Attributes:
+        parameter: The dotted path of the offending value (``address.zip``, ``items.2``);
+            None for the input as a whole.
+        problem: The short phrase of ``{"errors": [...]}`` payloads (``must be at most 14``).
+        message: The whole sentence (``Parameter days must be at most 14``).
+    """
+
+    parameter: str | None
+    problem: str
+    message: str
+
+
+class ToolValidationError(ToolLoaderError, ValueError):
+    """Input breaks a tool's declared parameters; the message is one problem sentence per line.
+
+    Raised by ``validate_tool_params`` and by the ``validate`` generated for
+    tool classes; ``problems`` keeps each problem with its parameter path.
+    """
+
+    def __init__(self, problems: Iterable[InputProblem]) -> None:
+        self.problems: tuple[InputProblem, ...] = tuple(problems)
+        super().__init__("\n".join(problem.message for problem in self.problems) or "invalid input")
 
 
 class ToolDefinitionError(ToolLoaderError, ValueError):

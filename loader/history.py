@@ -173,7 +173,7 @@ class HistoryStore:
                 self.path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
             )
             self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT * 1000)}")
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _switch_to_wal(self._db)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(_SCHEMA)  # CREATE ... IF NOT EXISTS: safe when processes race
         except (OSError, sqlite3.Error) as exc:
@@ -338,3 +338,17 @@ def _version_of(row: tuple[Any, ...]) -> ToolVersion:
         change=None if change_json is None else SpecChange.from_json(json.loads(change_json)),
         note=note,
     )
+
+
+def _switch_to_wal(db: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode = WAL``, retried: two processes opening a new database at once
+    race for the lock the switch needs, and SQLite's busy handler does not cover it."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
 
 __all__ = [
+    "EVENTS_ONLY",
     "FAST",
+    "MakeLoader",
     "call_text",
     "cli_env",
     "eventually",
@@ -33,6 +36,13 @@ FAST = LoaderConfig(
     supervise_interval=0.1,
     entry_point_plugins=False,
 )
+
+
+EVENTS_ONLY = replace(FAST, rescan_interval=0)
+"""``FAST`` without the periodic rescan: a change is seen through file events or not at all."""
+
+MakeLoader = Callable[..., ToolLoader]
+"""The ``make_loader`` fixture: ``make_loader(*paths, watch=True, config=FAST, **ToolLoader kwargs)``."""
 
 
 def eventually(predicate: Callable[[], Any], timeout: float = 15.0, message: str = "") -> Any:

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from loader.errors import InvalidToolNameError, ToolDefinitionError
+from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolValidationError
 from loader.registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, create_tool, decorate_class, get_tool_metadata, is_tool
 from loader.tools.metadata import ToolMetadata, ToolParameter
+from loader.tools.params import validate_tool_params
 from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 WEATHER_PARAMS: dict[str, Any] = {
@@ -114,17 +115,43 @@ class TestDecoration:
         decorate_class(Sub, name="sub_tool", description="Sub.", parameters={"q": {"type": "string"}})
         meta = get_tool_metadata(Sub)
         assert meta is not None and meta.name == "sub_tool"
-        assert Sub().validate({}) == ["Missing required parameter: q"]  # type: ignore[attr-defined]
-        assert WeatherForecastTool().validate({}) == ["Missing required parameter: city"]  # type: ignore[attr-defined]
+        with pytest.raises(ToolValidationError, match=r"^Missing required parameter: q$"):
+            Sub().validate({})  # type: ignore[attr-defined]
+        with pytest.raises(ToolValidationError, match=r"^Missing required parameter: city$"):
+            WeatherForecastTool().validate({})  # type: ignore[attr-defined]
 
-    def test_generated_validate(self) -> None:
+    def test_generated_validate_raises_like_the_reference(self) -> None:
         instance = WeatherForecastTool()
-        assert instance.validate({"city": "Paris"}) == []  # type: ignore[attr-defined]
-        assert instance.validate({"days": 40, "x": 1}) == [  # type: ignore[attr-defined]
-            "Missing required parameter: city",
-            "Parameter days must be at most 14",
-            "Unexpected parameter: x",
+        assert instance.validate({"city": "Paris"}) is None  # type: ignore[attr-defined]
+        with pytest.raises(ToolValidationError) as caught:
+            instance.validate({"days": 40, "x": 1})  # type: ignore[attr-defined]
+        assert str(caught.value) == (
+            "Missing required parameter: city\nParameter days must be at most 14\nUnexpected parameter: x"
+        )
+        assert [(p.parameter, p.problem) for p in caught.value.problems] == [
+            ("city", "missing required parameter"),
+            ("days", "must be at most 14"),
+            ("x", "unexpected parameter"),
         ]
+        assert isinstance(caught.value, ValueError)
+
+    def test_generated_validate_with_an_input_schema_raises_too(self) -> None:
+        class Schema:
+            """Schema."""
+
+            def execute(self, params: dict[str, Any]) -> None:
+                return None
+
+        decorate_class(
+            Schema,
+            input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        )
+        with pytest.raises(ToolValidationError, match=r"^Parameter n must be an integer$"):
+            Schema().validate({"n": True})  # type: ignore[attr-defined]
+        with pytest.raises(
+            ToolValidationError, match=r"^Tool input must be a JSON object of named parameters$"
+        ):
+            Schema().validate([1])  # type: ignore[attr-defined]
 
     def test_custom_validate_is_kept(self) -> None:
         class Custom:
@@ -458,6 +485,14 @@ class TestCustomValidate:
             "Invalid input for tool 'checked':\nn=1 is unlucky"
         ]
 
+    def test_tool_validation_error_keeps_each_problem(self) -> None:
+        def validate(self: Any, params: dict[str, Any]) -> None:
+            validate_tool_params(params, {"n": {"type": "integer", "max": 0}})
+
+        result = self.tool_with(validate).invoke({}, tool_use_id="v")
+        assert texts(result) == ["Invalid input for tool 'checked':\nParameter n must be at most 0"]
+        assert jsons(result) == [{"errors": [{"parameter": "n", "problem": "must be at most 0"}]}]
+
     def test_other_exceptions_are_failures(self) -> None:
         def validate(self: Any, params: dict[str, Any]) -> None:
             raise LookupError("db down")
@@ -601,3 +636,57 @@ def test_get_tool_metadata_and_is_tool() -> None:
         assert is_tool(yes)
     for no in (object, object(), _Plain, len, "weather_forecast_tool"):
         assert not is_tool(no)
+
+
+class TestNumbers:
+    """A number is never a bool; NaN and infinities only where the schema allows them."""
+
+    @staticmethod
+    def tool(**options: Any) -> ClassTool:
+        class Numbers:
+            """Numbers."""
+
+            def execute(self, params: dict[str, Any]) -> str:
+                return "ran"
+
+        decorate_class(Numbers, **options)
+        return ClassTool(Numbers())
+
+    @pytest.mark.parametrize("value", [True, False])
+    def test_bool_refused_for_declared_numbers(self, value: bool) -> None:
+        tool = self.tool(
+            parameters={
+                "i": {"type": "integer", "required": False},
+                "n": {"type": "number", "required": False},
+            }
+        )
+        assert jsons(tool.invoke({"i": value, "n": value})) == [
+            {
+                "errors": [
+                    {"parameter": "i", "problem": "must be of type integer"},
+                    {"parameter": "n", "problem": "must be of type number"},
+                ]
+            }
+        ]
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf")])
+    def test_non_finite_refused_for_declared_numbers(self, value: float) -> None:
+        tool = self.tool(parameters={"n": {"type": "number"}})
+        assert texts(tool.invoke({"n": value})) == [
+            "Invalid input for tool 'numbers':\nParameter n must be a finite number"
+        ]
+
+    def test_input_schema_follows_the_same_rule_and_can_allow_non_finite(self) -> None:
+        tool = self.tool(
+            input_schema={
+                "type": "object",
+                "properties": {"n": {"type": "number"}, "free": {"type": "number", "allowNonFinite": True}},
+            }
+        )
+        assert texts(tool.invoke({"n": True})) == [
+            "Invalid input for tool 'numbers':\nParameter n must be a number"
+        ]
+        assert texts(tool.invoke({"n": float("nan")})) == [
+            "Invalid input for tool 'numbers':\nParameter n must be a finite number"
+        ]
+        assert texts(tool.invoke({"n": 1.5, "free": float("inf")})) == ["ran"]

@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
-from support import FAST, call_text, eventually, function_tool_source, write
+from support import EVENTS_ONLY, FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
 from loader.registry import ChangeKind, RegistryChangeSet
 from loader.reload.loader import LoaderConfig, ToolLoader
@@ -45,7 +47,7 @@ def _text_is(loader: ToolLoader, name: str, expected: str) -> bool:
 
 
 # 1 ---------------------------------------------------------------------------------------------
-def test_01_new_file_appears(tools_dir: Path, make_loader) -> None:
+def test_01_new_file_appears(tools_dir: Path, make_loader: MakeLoader) -> None:
     ld = make_loader(tools_dir)
     write(tools_dir / "fresh.py", function_tool_source("fresh", "return 'new'"))
     eventually(lambda: _text_is(ld, "fresh", "new"))
@@ -54,7 +56,9 @@ def test_01_new_file_appears(tools_dir: Path, make_loader) -> None:
 
 
 # 2 ---------------------------------------------------------------------------------------------
-def test_02_edit_in_place_swaps_all_tools_of_the_file_together(tools_dir: Path, make_loader) -> None:
+def test_02_edit_in_place_swaps_all_tools_of_the_file_together(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     two = "from loader import tool\n\n@tool\ndef one() -> str:\n    '''1'''\n    return 'A1'\n\n@tool\ndef two() -> str:\n    '''2'''\n    return 'A2'\n"
     path = write(tools_dir / "pair.py", two)
     ld = make_loader(tools_dir)
@@ -95,20 +99,24 @@ def _delete_then_create(path: Path, text: str) -> None:
 
 
 @pytest.mark.parametrize("save", [_atomic_rename, _backup_then_rename, _jetbrains, _delete_then_create])
-def test_03_editor_atomic_saves_are_edits(tools_dir: Path, make_loader, save) -> None:
+def test_03_editor_atomic_saves_are_edits(
+    tools_dir: Path, make_loader: MakeLoader, save: Callable[[Path, str], None]
+) -> None:
     path = write(tools_dir / "saved.py", function_tool_source("saved", "return 'v1'"))
     ld = make_loader(tools_dir)
     sets = _recorder(ld)
     for version in range(2, 5):
         save(path, function_tool_source("saved", f"return 'v{version}'"))
-        eventually(lambda v=version: _text_is(ld, "saved", f"v{v}"))
+        eventually(partial(_text_is, ld, "saved", f"v{version}"))
     assert ld.wait_idle(10)
     assert _removed(sets, "saved") == []
     assert [s.path.name for s in ld.status(include_removed=False)] == ["saved.py"]
 
 
 # 4 ---------------------------------------------------------------------------------------------
-def test_04_truncate_then_write_with_a_pause_never_drops_tools(tools_dir: Path, make_loader) -> None:
+def test_04_truncate_then_write_with_a_pause_never_drops_tools(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     path = write(tools_dir / "trunc.py", function_tool_source("trunc", "return 'v1'"))
     ld = make_loader(tools_dir)
     sets = _recorder(ld)
@@ -121,13 +129,13 @@ def test_04_truncate_then_write_with_a_pause_never_drops_tools(tools_dir: Path, 
         path.write_text("")  # a second writer style: empty file closed, then filled
         threading.Event().wait(0.1)
         path.write_text(function_tool_source("trunc", f"return 'v{version}'"))
-        eventually(lambda v=version: _text_is(ld, "trunc", f"v{v}"))
+        eventually(partial(_text_is, ld, "trunc", f"v{version}"))
     assert ld.wait_idle(10)
     assert _removed(sets, "trunc") == []
 
 
 def test_04_file_that_stays_empty_or_loses_its_tools_drops_them_after_the_window(
-    tools_dir: Path, make_loader
+    tools_dir: Path, make_loader: MakeLoader
 ) -> None:
     empty = write(tools_dir / "empty.py", function_tool_source("goes_empty"))
     commented = write(tools_dir / "commented.py", function_tool_source("commented_out"))
@@ -142,7 +150,7 @@ def test_04_file_that_stays_empty_or_loses_its_tools_drops_them_after_the_window
 
 
 # 5 ---------------------------------------------------------------------------------------------
-def test_05_burst_of_saves_coalesces_into_one_execution(tools_dir: Path, make_loader) -> None:
+def test_05_burst_of_saves_coalesces_into_one_execution(tools_dir: Path, make_loader: MakeLoader) -> None:
     path = write(tools_dir / "burst.py", function_tool_source("burst", "return 'v0'"))
     config = LoaderConfig(
         timings=WatchTimings(settle=0.15, debounce=0.15, disappear_grace=0.15),
@@ -158,19 +166,25 @@ def test_05_burst_of_saves_coalesces_into_one_execution(tools_dir: Path, make_lo
     assert ld.module_executions - before == 1
 
 
-def test_05_unchanged_content_is_not_reloaded(tools_dir: Path, make_loader) -> None:
+def test_05_unchanged_content_is_not_reloaded(tools_dir: Path, make_loader: MakeLoader) -> None:
     path = write(tools_dir / "same.py", function_tool_source("same"))
     ld = make_loader(tools_dir)
     assert ld.wait_idle(10)
     before = ld.module_executions
     path.write_text(path.read_text())
     path.touch()
+    # Once a later file has loaded, the touch's event has arrived too (events come in order),
+    # so wait_idle covers its batch: without the sentinel, wait_idle could return before it.
+    write(tools_dir / "sentinel.py", function_tool_source("sentinel", "return 'seen'"))
+    eventually(lambda: _text_is(ld, "sentinel", "seen"), message="the sentinel loads")
     assert ld.wait_idle(10)
-    assert ld.module_executions == before
+    assert ld.module_executions - before == 1  # the sentinel only
 
 
 # 6 ---------------------------------------------------------------------------------------------
-def test_06_delete_and_move_out_remove_tools(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+def test_06_delete_and_move_out_remove_tools(
+    tmp_path: Path, tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "gone.py", function_tool_source("gone"))
     write(tools_dir / "moved_out.py", function_tool_source("moved_out"))
     write(tools_dir / "renamed_ext.py", function_tool_source("renamed_ext"))
@@ -187,7 +201,7 @@ def test_06_delete_and_move_out_remove_tools(tmp_path: Path, tools_dir: Path, ma
     }
 
 
-def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make_loader) -> None:
+def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "before.py", function_tool_source("wanderer"))
     ld = make_loader(tools_dir)
     sets = _recorder(ld)
@@ -201,7 +215,9 @@ def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make
     assert status is not None and status.state is FileState.LOADED and status.tools == ("wanderer",)
 
 
-def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(tools_dir: Path, make_loader) -> None:
+def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     greet = write(tools_dir / "greet.py", function_tool_source("greet", "return 'first'"))
     ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
     second = write(tools_dir / "greet2.py", function_tool_source("greet", "return 'second'"))
@@ -220,7 +236,9 @@ def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(tools_dir: Path,
 
 
 # 7 ---------------------------------------------------------------------------------------------
-def test_07_tool_removed_or_renamed_inside_a_file_disappears(tools_dir: Path, make_loader) -> None:
+def test_07_tool_removed_or_renamed_inside_a_file_disappears(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     src = "from loader import tool\n\n@tool\ndef keep() -> str:\n    '''k'''\n    return 'k'\n\n@tool\ndef drop() -> str:\n    '''d'''\n    return 'd'\n"
     path = write(tools_dir / "several.py", src)
     ld = make_loader(tools_dir)
@@ -245,7 +263,7 @@ BROKEN_SAVES = {
 
 
 @pytest.mark.parametrize("kind", sorted(BROKEN_SAVES))
-def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader, kind: str) -> None:
+def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader: MakeLoader, kind: str) -> None:
     path = write(tools_dir / "fragile.py", function_tool_source("fragile", "return 'good'"))
     ld = make_loader(tools_dir)
     sets = _recorder(ld)
@@ -265,7 +283,7 @@ def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader, ki
 
 # 9 ---------------------------------------------------------------------------------------------
 def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(
-    tools_dir: Path, make_loader
+    tools_dir: Path, make_loader: MakeLoader
 ) -> None:
     owner = write(tools_dir / "owner.py", function_tool_source("contested", "return 'owner'"))
     ld = make_loader(tools_dir)
@@ -315,7 +333,7 @@ def _probe_log(probe: Path) -> list[str]:
 
 
 def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
-    tools_dir: Path, make_loader, probe: Path
+    tools_dir: Path, make_loader: MakeLoader, probe: Path
 ) -> None:
     source = SLOW_CLASS.replace("PROBE_DIR", repr(str(probe)))
     path = write(tools_dir / "slow.py", source.replace("VERSION", "v1"))
@@ -324,15 +342,18 @@ def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
     caller = threading.Thread(target=lambda: results.append(call_text(ld, "slow")))
     caller.start()
     eventually(lambda: (probe / "started").exists())
+    first = ld.registry.get("slow")
+    v1 = ld.file_status(path)
+    assert first is not None and v1 is not None and v1.content_hash is not None
     path.write_text(source.replace("VERSION", "v2"))
     eventually(
         lambda: (
-            ld.registry.get("slow") is not None
-            and ld.file_status(path).content_hash != None  # noqa: E711
-            and "v2" in (tools_dir / "slow.py").read_text()
-            and ld.wait_idle(10)
-            and ld.registry.generation >= 2
-        )
+            (s := ld.file_status(path)) is not None
+            and s.state is FileState.LOADED
+            and s.content_hash not in (None, v1.content_hash)
+            and ld.registry.get("slow") not in (None, first)
+        ),
+        message="v2 is registered while v1 still serves its call",
     )
     assert _probe_log(probe) == []  # the old instance is still serving a call
     (probe / "release").touch()
@@ -343,7 +364,9 @@ def test_10_in_flight_call_finishes_on_its_version_then_cleanup(
 
 
 # 11 --------------------------------------------------------------------------------------------
-def test_11_two_hundred_files_at_once_all_load(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+def test_11_two_hundred_files_at_once_all_load(
+    tmp_path: Path, tools_dir: Path, make_loader: MakeLoader
+) -> None:
     ld = make_loader(tools_dir)
     staging = tmp_path / "checkout"
     for i in range(200):
@@ -358,7 +381,9 @@ def test_11_two_hundred_files_at_once_all_load(tmp_path: Path, tools_dir: Path, 
 
 
 # 12 --------------------------------------------------------------------------------------------
-def test_12_stuck_import_while_watching_does_not_block_others(tools_dir: Path, make_loader) -> None:
+def test_12_stuck_import_while_watching_does_not_block_others(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "ok.py", function_tool_source("ok", "return 'fine'"))
     config = LoaderConfig(
         timings=FAST.timings, import_timeout=0.5, supervise_interval=0.1, entry_point_plugins=False
@@ -375,7 +400,9 @@ def test_12_stuck_import_while_watching_does_not_block_others(tools_dir: Path, m
 
 
 # 13 --------------------------------------------------------------------------------------------
-def test_13_folder_missing_at_start_then_deleted_and_recreated(tmp_path: Path, make_loader) -> None:
+def test_13_folder_missing_at_start_then_deleted_and_recreated(
+    tmp_path: Path, make_loader: MakeLoader
+) -> None:
     folder = tmp_path / "later"
     ld = make_loader(folder)
     assert ld.registry.names() == ()
@@ -389,7 +416,9 @@ def test_13_folder_missing_at_start_then_deleted_and_recreated(tmp_path: Path, m
     eventually(lambda: _text_is(ld, "third", "3"))
 
 
-def test_13_file_moved_in_from_outside_loads(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+def test_13_file_moved_in_from_outside_loads(
+    tmp_path: Path, tools_dir: Path, make_loader: MakeLoader
+) -> None:
     ld = make_loader(tools_dir)
     outside = write(tmp_path / "elsewhere" / "incoming.py", function_tool_source("incoming", "return 'in'"))
     os.replace(outside, tools_dir / "incoming.py")
@@ -399,7 +428,7 @@ def test_13_file_moved_in_from_outside_loads(tmp_path: Path, tools_dir: Path, ma
     eventually(lambda: _text_is(ld, "inner", "dir"))
 
 
-def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader) -> None:
+def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "base.py", "WORD = 'one'\n")
     write(tools_dir / "middle.py", "import base\n\ndef word():\n    return base.WORD\n")
     write(tools_dir / "user_a.py", "import middle\n" + function_tool_source("user_a", "return middle.word()"))
@@ -414,7 +443,9 @@ def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_
     assert ld.module_executions - before == 4  # base, middle, user_a, user_b: each once
 
 
-def test_broken_helper_keeps_dependents_on_last_good_version(tools_dir: Path, make_loader) -> None:
+def test_broken_helper_keeps_dependents_on_last_good_version(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     helper = write(tools_dir / "helper.py", "WORD = 'good'\n")
     write(tools_dir / "user.py", "import helper\n" + function_tool_source("user", "return helper.WORD"))
     ld = make_loader(tools_dir)
@@ -425,7 +456,7 @@ def test_broken_helper_keeps_dependents_on_last_good_version(tools_dir: Path, ma
     eventually(lambda: _text_is(ld, "user", "mended"))
 
 
-def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loader) -> None:
+def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "steady.py", function_tool_source("steady", "return 'ok'"))
     path = write(tools_dir / "churn.py", function_tool_source("churn", "return 'v0'"))
     ld = make_loader(tools_dir)
@@ -445,7 +476,7 @@ def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loa
     try:
         for version in range(1, 15):
             path.write_text(function_tool_source("churn", f"return 'v{version}'"))
-            eventually(lambda v=version: _text_is(ld, "churn", f"v{v}"))
+            eventually(partial(_text_is, ld, "churn", f"v{version}"))
     finally:
         stop.set()
         for thread in threads:
@@ -454,7 +485,7 @@ def test_calls_keep_working_while_another_file_reloads(tools_dir: Path, make_loa
 
 
 @pytest.mark.parametrize("isolation", ["thread"])  # process mode has one import worker: see README
-def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_loader) -> None:
+def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "ok.py", function_tool_source("ok", "return 'v1'"))
     config = replace(FAST, import_timeout=60.0, rescan_interval=0)
     ld = make_loader(tools_dir, config=config)
@@ -470,7 +501,17 @@ def test_12_a_hanging_import_never_delays_other_files(tools_dir: Path, make_load
     assert ld.imports_in_progress() == ()
 
 
-def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_loader) -> None:
+def _stuck_at(ld: ToolLoader, path: Path, lines: tuple[int, ...]) -> bool:
+    status = ld.file_status(path)
+    return (
+        status is not None
+        and status.state is FileState.STUCK
+        and status.error is not None
+        and status.error.line in lines
+    )
+
+
+def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_loader: MakeLoader) -> None:
     config = replace(FAST, import_timeout=0.3, rescan_interval=0)
     ld = make_loader(tools_dir, config=config)
     before = threading.active_count()
@@ -478,18 +519,13 @@ def test_12_stuck_saves_reuse_a_bounded_number_of_threads(tools_dir: Path, make_
     for round_ in range(12):
         stuck.write_text("import time\n" + "\n" * (2 * round_) + "while True:\n    time.sleep(0.01)\n")
         eventually(
-            lambda r=round_: (
-                (s := ld.file_status(stuck)) is not None
-                and s.state is FileState.STUCK
-                and s.error is not None
-                and s.error.line in (2 * r + 2, 2 * r + 3)
-            ),
+            partial(_stuck_at, ld, stuck, (2 * round_ + 2, 2 * round_ + 3)),
             message="each stuck save is reported where it hangs",
         )
     assert threading.active_count() <= before + 5
 
 
-def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_loader) -> None:
+def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_loader: MakeLoader) -> None:
     calc = write(
         tools_dir / "calc.py",
         "from loader import tool\n\n@tool\ndef calc(a: int, b: int) -> int:\n    '''Add.'''\n    return a + b\n",
@@ -512,3 +548,88 @@ def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_l
     event = eventually(lambda: next((e for e in events if e.kind is LoaderEventKind.UPDATED), None))
     assert [(n, c.kind.value) for n, c in event.status.spec_changes] == [("calc", "additive")]
     assert ld.file_status(calc).breaking_changes == ()  # type: ignore[union-attr]
+
+
+# Event-only ------------------------------------------------------------------------------------
+# With the periodic rescan off, every change below is seen through the watcher's file events or
+# not at all: a watcher that dropped a kind of event would fail here (with the rescan on, the
+# tests above pass by polling alike).
+
+
+def test_events_only_atomic_save_reloads(tools_dir: Path, make_loader: MakeLoader) -> None:
+    path = write(tools_dir / "atomic.py", function_tool_source("atomic", "return 'v1'"))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    sets = _recorder(ld)
+    for version in (2, 3):
+        _atomic_rename(path, function_tool_source("atomic", f"return 'v{version}'"))
+        eventually(partial(_text_is, ld, "atomic", f"v{version}"), message=f"v{version} served")
+    assert ld.wait_idle(10)
+    assert _removed(sets, "atomic") == []
+    assert [s.path.name for s in ld.status(include_removed=False)] == ["atomic.py"]
+
+
+def test_events_only_move_keeps_the_tool_under_its_new_path(tools_dir: Path, make_loader: MakeLoader) -> None:
+    before = write(tools_dir / "before.py", function_tool_source("mover", "return 'same'"))
+    (tools_dir / "sub").mkdir()
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    sets = _recorder(ld)
+    after = tools_dir / "sub" / "after.py"
+    os.replace(before, after)
+    eventually(lambda: ld.registry.source_of("mover") == str(after), message="mover follows the move")
+    assert ld.wait_idle(10)
+    assert call_text(ld, "mover") == "same"
+    assert _removed(sets, "mover") == []
+    status = ld.file_status(before)
+    assert status is not None and status.state is FileState.REMOVED
+
+
+def test_events_only_delete_removes_the_tool(tools_dir: Path, make_loader: MakeLoader) -> None:
+    doomed = write(tools_dir / "doomed.py", function_tool_source("doomed"))
+    write(tools_dir / "stays.py", function_tool_source("stays", "return 'here'"))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    sets = _recorder(ld)
+    doomed.unlink()
+    eventually(lambda: "doomed" not in ld.registry, message="doomed removed")
+    assert ld.wait_idle(10)
+    assert _removed(sets, "doomed") != []
+    assert call_text(ld, "stays") == "here"
+
+
+def test_events_only_new_sub_folder_is_watched(tools_dir: Path, make_loader: MakeLoader) -> None:
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    write(tools_dir / "fresh" / "deeper" / "first.py", function_tool_source("first", "return '1'"))
+    eventually(lambda: _text_is(ld, "first", "1"), message="a file in a new sub-folder loads")
+    write(tools_dir / "fresh" / "deeper" / "second.py", function_tool_source("second", "return '2'"))
+    eventually(lambda: _text_is(ld, "second", "2"), message="the new sub-folder is watched afterwards")
+    (tools_dir / "fresh" / "deeper" / "first.py").write_text(function_tool_source("first", "return '1b'"))
+    eventually(lambda: _text_is(ld, "first", "1b"), message="an edit in the new sub-folder reloads")
+
+
+def test_missing_helper_appearing_later_loads_the_tool(tools_dir: Path, make_loader: MakeLoader) -> None:
+    user = write(
+        tools_dir / "needs_helper.py",
+        "import late_helper\n" + function_tool_source("needs_helper", "return late_helper.WORD"),
+    )
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    status = ld.file_status(user)
+    assert status is not None and status.state is FileState.FAILED
+    assert status.error is not None and "late_helper" in status.error.message
+    before = user.stat().st_mtime_ns
+    write(tools_dir / "late_helper.py", "WORD = 'arrived'\n")
+    eventually(
+        lambda: _text_is(ld, "needs_helper", "arrived"), message="the tool loads once its helper exists"
+    )
+    assert ld.file_status(user).state is FileState.LOADED  # type: ignore[union-attr]
+    assert user.stat().st_mtime_ns == before  # the tool file itself was never touched
+
+
+def test_helper_missing_from_an_edit_appearing_later_loads_the_edit(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    user = write(tools_dir / "user.py", function_tool_source("user", "return 'v1'"))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
+    user.write_text("import helper_v2\n" + function_tool_source("user", "return helper_v2.WORD"))
+    eventually(lambda: (s := ld.file_status(user)) is not None and s.state is FileState.FAILED)
+    assert call_text(ld, "user") == "v1"  # the last good version serves meanwhile
+    write(tools_dir / "helper_v2.py", "WORD = 'v2'\n")
+    eventually(lambda: _text_is(ld, "user", "v2"), message="the edit loads once its helper exists")

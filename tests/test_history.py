@@ -362,3 +362,37 @@ def test_recorder_when_the_file_moved_on_before_it_was_read(
         assert newest.note is None
     assert loader.file_status(path) is not None
     recorder.close()
+
+
+_OPEN_AT = textwrap.dedent(
+    """
+    import sys, time
+    from loader.history import HistoryStore
+    start = float(sys.argv[3])
+    while time.time() < start:
+        pass
+    HistoryStore(sys.argv[1], sys.argv[2]).close()
+    print("opened", flush=True)
+    """
+)
+
+
+def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    # Switching a new database to WAL needs a lock SQLite's busy handler does not wait for.
+    for attempt in range(3):
+        folder, state = tmp_path / f"f{attempt}", tmp_path / f"s{attempt}"
+        folder.mkdir()
+        start = str(time.time() + 1.0)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPEN_AT, str(folder), str(state), start],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=cli_env(),
+            )
+            for _ in range(6)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0 and out.strip() == "opened", err

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from loader.tools.function_tool import FunctionTool
 from loader.tools.input_cache import LruCache, signature_key
-from loader.tools.schema import resolve_type_hints
+from loader.tools.schema import InputModel, build_input_model, resolve_type_hints
 
 
 def key_of(func: Callable[..., Any], doc: dict[str, str] | None = None) -> object:
@@ -29,6 +29,12 @@ class Point(BaseModel):
     x: int
 
 
+def built(func: Callable[..., Any], doc: dict[str, str] | None = None) -> InputModel:
+    params = list(inspect.signature(func).parameters.values())
+    hints = resolve_type_hints(func.__name__, func, params)
+    return build_input_model(func.__name__, params, hints, doc or {})
+
+
 def test_same_signature_same_key_whatever_the_function() -> None:
     def first(a: int, b: str = "x") -> str:
         return ""
@@ -36,8 +42,15 @@ def test_same_signature_same_key_whatever_the_function() -> None:
     def second(a: int, b: str = "x") -> int:
         return 0
 
-    assert key_of(first) is not None
+    def other_default(a: int, b: str = "y") -> str:
+        return ""
+
+    assert key_of(first) == (("a", int, ("required",), None), ("b", str, (str, "x"), None))
     assert key_of(first) == key_of(second)
+    assert key_of(other_default) != key_of(first)
+    assert built(first).model is built(second).model  # built once, reused
+    assert built(other_default).model is not built(first).model
+    assert built(other_default).model.model_validate({"a": 1}).model_dump() == {"a": 1, "b": "y"}
 
 
 def test_no_parameters_is_cacheable() -> None:
@@ -75,8 +88,9 @@ def test_annotations_equal_to_typing_but_ordered_differently_get_different_keys(
 
     for left, right in ((ab, ba), (int_str, str_int), (optional, pipe), (lit_true, lit_one)):
         first, second = pair_keys(left, right)
-        assert first is not None and second is not None
+        assert isinstance(first, tuple) and isinstance(second, tuple), (left.__name__, right.__name__)
         assert first != second, (left.__name__, right.__name__)
+        assert built(left).model is built(left).model  # cacheable: built once, reused
 
 
 def test_descriptions_are_part_of_the_key() -> None:
@@ -112,8 +126,15 @@ def test_what_the_key_cannot_pin_down_is_not_cached() -> None:
 
 def test_standard_library_types_and_containers_are_cached() -> None:
     def f(a: list[int], b: dict[str, float], c: tuple[int, ...], d: date, e: Any = None) -> None: ...
+    def g(a: list[int], b: dict[str, float], c: tuple[int, ...], d: date, e: Any = None) -> None: ...
+    def ints(a: list[int], b: dict[str, int], c: tuple[int, ...], d: date, e: Any = None) -> None: ...
 
-    assert key_of(f) is not None
+    assert key_of(f) == key_of(g) != key_of(ints)
+    model = built(f).model
+    assert built(g).model is model
+    assert built(ints).model is not model
+    value = model.model_validate({"a": [1], "b": {"x": 0.5}, "c": [1, 2], "d": "2024-01-02"})
+    assert value.model_dump() == {"a": [1], "b": {"x": 0.5}, "c": (1, 2), "d": date(2024, 1, 2), "e": None}
 
 
 def test_tools_sharing_a_signature_keep_their_own_specs_and_validation() -> None:

@@ -1,4 +1,4 @@
-"""validate_tool_params and friends: messages, order, nesting, and the JSON Schema translation."""
+"""check_tool_params and validate_tool_params: messages, order, nesting, raising, and the JSON Schema translation."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+import loader
+from loader.errors import InputProblem, ToolValidationError
 from loader.tools.metadata import ToolParameter
 from loader.tools.params import (
-    ParamProblem,
+    ParameterSpecs,
     apply_defaults,
-    check_json_schema,
     check_tool_params,
     definition_problems,
     parameters_to_json_schema,
@@ -25,58 +26,52 @@ WEATHER: dict[str, Any] = {
 }
 
 
+def messages(params: Any, parameters: ParameterSpecs) -> list[str]:
+    """The problem sentences ``check_tool_params`` finds (``validate_tool_params`` raises them)."""
+    return [problem.message for problem in check_tool_params(params, parameters)]
+
+
 class TestRules:
     def test_valid_input(self) -> None:
-        assert (
-            validate_tool_params({"city": "Paris", "days": 2, "unit": "celsius", "code": "CDG"}, WEATHER)
-            == []
-        )
+        assert messages({"city": "Paris", "days": 2, "unit": "celsius", "code": "CDG"}, WEATHER) == []
 
     def test_missing_required(self) -> None:
-        assert validate_tool_params({}, WEATHER) == ["Missing required parameter: city"]
+        assert messages({}, WEATHER) == ["Missing required parameter: city"]
 
     def test_a_parameter_with_a_default_is_never_missing(self) -> None:
         params = {"n": {"type": "integer", "default": 1}}
-        assert validate_tool_params({}, params) == []
+        assert messages({}, params) == []
 
     def test_none_counts_as_not_given(self) -> None:
-        assert validate_tool_params({"city": None, "unit": None}, WEATHER) == [
-            "Missing required parameter: city"
-        ]
+        assert messages({"city": None, "unit": None}, WEATHER) == ["Missing required parameter: city"]
 
     def test_type(self) -> None:
-        assert validate_tool_params({"city": 3}, WEATHER) == ["Parameter city must be of type string"]
+        assert messages({"city": 3}, WEATHER) == ["Parameter city must be of type string"]
 
     def test_wrong_type_stops_further_checks_of_that_value(self) -> None:
-        assert validate_tool_params({"city": "x", "days": "many"}, WEATHER) == [
-            "Parameter days must be of type integer"
-        ]
+        assert messages({"city": "x", "days": "many"}, WEATHER) == ["Parameter days must be of type integer"]
 
     def test_pattern_is_searched(self) -> None:
-        assert validate_tool_params({"city": "x", "code": "cdg"}, WEATHER) == [
+        assert messages({"city": "x", "code": "cdg"}, WEATHER) == [
             "Parameter code does not match pattern ^[A-Z]{3}$"
         ]
-        assert validate_tool_params({"s": "xxabcxx"}, {"s": {"type": "string", "pattern": "abc"}}) == []
+        assert messages({"s": "xxabcxx"}, {"s": {"type": "string", "pattern": "abc"}}) == []
 
     def test_bounds(self) -> None:
-        assert validate_tool_params({"city": "x", "days": 20}, WEATHER) == [
-            "Parameter days must be at most 14"
-        ]
-        assert validate_tool_params({"city": "x", "days": 0}, WEATHER) == [
-            "Parameter days must be at least 1"
-        ]
-        assert validate_tool_params({"city": "x", "days": 14}, WEATHER) == []
+        assert messages({"city": "x", "days": 20}, WEATHER) == ["Parameter days must be at most 14"]
+        assert messages({"city": "x", "days": 0}, WEATHER) == ["Parameter days must be at least 1"]
+        assert messages({"city": "x", "days": 14}, WEATHER) == []
 
     def test_enum(self) -> None:
-        assert validate_tool_params({"city": "x", "unit": "kelvin"}, WEATHER) == [
+        assert messages({"city": "x", "unit": "kelvin"}, WEATHER) == [
             "Parameter unit must be one of: celsius, fahrenheit"
         ]
 
     def test_unexpected(self) -> None:
-        assert validate_tool_params({"city": "x", "zzz": 1}, WEATHER) == ["Unexpected parameter: zzz"]
+        assert messages({"city": "x", "zzz": 1}, WEATHER) == ["Unexpected parameter: zzz"]
 
     def test_every_problem_in_declaration_order_then_unexpected(self) -> None:
-        assert validate_tool_params({"extra": 1, "unit": "k", "days": 99, "code": "no"}, WEATHER) == [
+        assert messages({"extra": 1, "unit": "k", "days": 99, "code": "no"}, WEATHER) == [
             "Missing required parameter: city",
             "Parameter code does not match pattern ^[A-Z]{3}$",
             "Parameter days must be at most 14",
@@ -86,7 +81,7 @@ class TestRules:
 
     def test_one_value_can_break_several_rules(self) -> None:
         params = {"n": {"type": "number", "min": 10, "enum": [20, 30]}}
-        assert validate_tool_params({"n": 5}, params) == [
+        assert messages({"n": 5}, params) == [
             "Parameter n must be at least 10",
             "Parameter n must be one of: 20, 30",
         ]
@@ -106,17 +101,15 @@ class TestRules:
     )
     def test_types(self, kind: str, good: object, bad: object) -> None:
         params = {"v": {"type": kind}}
-        assert validate_tool_params({"v": good}, params) == []
-        assert validate_tool_params({"v": bad}, params) == [f"Parameter v must be of type {kind}"]
+        assert messages({"v": good}, params) == []
+        assert messages({"v": bad}, params) == [f"Parameter v must be of type {kind}"]
 
     def test_input_must_be_an_object(self) -> None:
-        assert validate_tool_params([1], WEATHER) == [
-            "Tool input must be a JSON object of named parameters, not list"
-        ]
+        assert messages([1], WEATHER) == ["Tool input must be a JSON object of named parameters, not list"]
 
     def test_accepts_models_as_well_as_dicts(self) -> None:
         params = {"a": ToolParameter(type="string")}
-        assert validate_tool_params({}, params) == ["Missing required parameter: a"]
+        assert messages({}, params) == ["Missing required parameter: a"]
 
 
 class TestNesting:
@@ -138,20 +131,16 @@ class TestNesting:
     }
 
     def test_object_properties(self) -> None:
-        assert validate_tool_params({"address": {"zip": "1"}}, self.ADDRESS) == [
+        assert messages({"address": {"zip": "1"}}, self.ADDRESS) == [
             "Parameter address.zip does not match pattern ^[0-9]{5}$"
         ]
-        assert validate_tool_params({"address": {}}, self.ADDRESS) == [
-            "Missing required parameter: address.zip"
-        ]
-        assert validate_tool_params({"address": {"zip": "12345", "x": 1}}, self.ADDRESS) == [
+        assert messages({"address": {}}, self.ADDRESS) == ["Missing required parameter: address.zip"]
+        assert messages({"address": {"zip": "12345", "x": 1}}, self.ADDRESS) == [
             "Unexpected parameter: address.x"
         ]
 
     def test_array_items(self) -> None:
-        assert validate_tool_params(
-            {"address": {"zip": "12345"}, "tags": ["a", "b", "c", 4]}, self.ADDRESS
-        ) == [
+        assert messages({"address": {"zip": "12345"}, "tags": ["a", "b", "c", 4]}, self.ADDRESS) == [
             "Parameter tags.2 must be one of: a, b",
             "Parameter tags.3 must be of type string",
         ]
@@ -161,23 +150,23 @@ class TestNesting:
             {"address": {"zip": "12345"}, "people": [{"name": "x"}, {}]}, self.ADDRESS
         )
         assert problems == [
-            ParamProblem(
+            InputProblem(
                 "people.1.name", "missing required parameter", "Missing required parameter: people.1.name"
             )
         ]
 
     def test_object_without_properties_takes_anything(self) -> None:
-        assert validate_tool_params({"address": {"zip": "12345"}, "free": {"any": [1]}}, self.ADDRESS) == []
+        assert messages({"address": {"zip": "12345"}, "free": {"any": [1]}}, self.ADDRESS) == []
 
 
 def test_structured_problems_carry_path_and_short_phrase() -> None:
     assert check_tool_params({"days": 0, "x": 1}, WEATHER) == [
-        ParamProblem("city", "missing required parameter", "Missing required parameter: city"),
-        ParamProblem("days", "must be at least 1", "Parameter days must be at least 1"),
-        ParamProblem("x", "unexpected parameter", "Unexpected parameter: x"),
+        InputProblem("city", "missing required parameter", "Missing required parameter: city"),
+        InputProblem("days", "must be at least 1", "Parameter days must be at least 1"),
+        InputProblem("x", "unexpected parameter", "Unexpected parameter: x"),
     ]
     assert check_tool_params("text", WEATHER) == [
-        ParamProblem(
+        InputProblem(
             None,
             "must be a JSON object of named parameters, not str",
             "Tool input must be a JSON object of named parameters, not str",
@@ -236,27 +225,53 @@ class TestJsonSchema:
         }
 
 
-class TestCheckJsonSchema:
-    SCHEMA: dict[str, Any] = {
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "o": {"type": "object", "required": ["z"]}},
-        "required": ["a"],
-        "additionalProperties": False,
-    }
+class TestValidateToolParamsRaises:
+    """The reference's ``validateToolParams`` throws a descriptive error; ours raises ``ToolValidationError``."""
 
-    def test_messages(self) -> None:
-        assert [p.message for p in check_json_schema({"o": {}, "b": 1}, self.SCHEMA)] == [
-            "Missing required parameter: a",
-            "Unexpected parameter: b",
-            "Missing required parameter: o.z",
-        ]
-        assert [p.message for p in check_json_schema({"a": "x"}, self.SCHEMA)] == [
-            "Parameter a: 'x' is not of type 'integer'"
-        ]
-        assert check_json_schema({"a": 1}, self.SCHEMA) == []
+    def test_valid_input_returns_none(self) -> None:
+        validate_tool_params({"city": "Paris"}, WEATHER)  # no exception: valid
 
-    def test_non_object(self) -> None:
-        assert [p.parameter for p in check_json_schema(3, self.SCHEMA)] == [None]
+    def test_message_is_one_sentence_per_line_and_problems_are_kept(self) -> None:
+        with pytest.raises(ToolValidationError) as caught:
+            validate_tool_params({"days": 20}, WEATHER)
+        assert str(caught.value) == "Missing required parameter: city\nParameter days must be at most 14"
+        assert caught.value.problems == (
+            InputProblem("city", "missing required parameter", "Missing required parameter: city"),
+            InputProblem("days", "must be at most 14", "Parameter days must be at most 14"),
+        )
+
+    def test_is_a_value_error_of_the_project_exported_at_the_top(self) -> None:
+        assert issubclass(loader.ToolValidationError, ValueError)
+        assert issubclass(loader.ToolValidationError, loader.ToolLoaderError)
+        with pytest.raises(
+            ValueError, match=r"^Tool input must be a JSON object of named parameters, not list$"
+        ):
+            loader.validate_tool_params([1], WEATHER)
+        assert loader.check_tool_params([1], WEATHER)[0].parameter is None
+
+
+class TestNumbers:
+    """A number is never a bool, and a declared number is never NaN or an infinity."""
+
+    @pytest.mark.parametrize("kind", ["integer", "number"])
+    @pytest.mark.parametrize("value", [True, False])
+    def test_a_bool_is_not_a_number(self, kind: str, value: bool) -> None:
+        assert messages({"v": value}, {"v": {"type": kind}}) == [f"Parameter v must be of type {kind}"]
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+    def test_non_finite_numbers_are_refused(self, value: float) -> None:
+        assert messages({"v": value}, {"v": {"type": "number"}}) == ["Parameter v must be a finite number"]
+        assert messages({"v": value}, {"v": {"type": "number", "max": 10}}) == [
+            "Parameter v must be a finite number"
+        ]
+        assert messages({"v": value}, {"v": {"type": "integer"}}) == ["Parameter v must be of type integer"]
+
+    def test_nested_numbers_follow_the_same_rule(self) -> None:
+        params = {"xs": {"type": "array", "items": {"type": "number"}}}
+        assert messages({"xs": [1, True, float("nan")]}, params) == [
+            "Parameter xs.1 must be of type number",
+            "Parameter xs.2 must be a finite number",
+        ]
 
 
 class TestDefaults:

@@ -338,7 +338,12 @@ class ToolImporter:
                 top, _, rest = name.partition(".")
                 target = sibling(directory, top) if top != own_name else None
                 if target is None:
-                    return _real_import(name, globals, locals, fromlist, level)
+                    try:
+                        return _real_import(name, globals, locals, fromlist, level)
+                    except ModuleNotFoundError as exc:
+                        if exc.name == top and top != own_name:
+                            self._expect_sibling(importer_name, directory, top)
+                        raise
                 full = f"{target}.{rest}" if rest else target
                 module = importlib.import_module(full)
                 self._add_edge(importer_name, full)
@@ -359,6 +364,15 @@ class ToolImporter:
         namespace = dict(self._builtins_base)
         namespace["__import__"] = tool_import
         return namespace
+
+    def _expect_sibling(self, importer_name: str, directory: Path, name: str) -> None:
+        """Record that ``importer_name`` needs a sibling ``name`` that does not exist yet.
+
+        The edge points at the module name the file would get, so creating
+        ``name.py`` later reloads the importer like any changed helper would.
+        """
+        if name.isidentifier() and self.root_of(directory) is not None:
+            self._add_edge(importer_name, self.module_name_for(directory / f"{name}.py"))
 
     def _sibling(self, directory: Path, name: str) -> str | None:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
@@ -429,7 +443,9 @@ class ToolImporter:
                 else:
                     sys.modules.pop(name, None)
                 if previous_deps is not None:
-                    self._set_deps(name, previous_deps)
+                    # The last good module still uses its old imports; what the failed run imported
+                    # (or looked for) is kept too, so a fix in any of them retries this file.
+                    self._set_deps(name, previous_deps | self._deps.get(name, set()))
             raise
         setattr(parent, child, module)
         return module

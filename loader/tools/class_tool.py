@@ -1,16 +1,13 @@
-"""Class-based tools: ``@tool`` on a class with ``execute(self, params)``, and ``ClassTool``.
+"""Class-based tools: ``ClassTool`` wraps an instance of a ``@tool``-decorated class as an ``AgentTool``.
 
-A decorated class stays an ordinary class (it can be subclassed and
-instantiated); decoration only attaches a validated ``ToolMetadata`` as
-``__tool_metadata__`` and, when the class has no ``validate``, a generated one.
-``ClassTool`` wraps an instance as an ``AgentTool``.
-
-``validate(self, params)`` may return None, True or an empty list (valid); a list
-of messages, one message string, False, or the reference's
+Decorating the class (``decorate_class``, re-exported here) is
+``loader.tools.class_definition``'s job; this module runs the tool.
+A custom ``validate(self, params)`` may return None, True or an empty list
+(valid); a list of messages, one message string, False, or the reference's
 ``{"valid": bool, "errors": [...]}`` (invalid); or raise ``ValueError`` (invalid,
-with its message). It may be async. Declared parameters are always enforced
-before a custom ``validate`` runs, so ``execute`` only ever sees input that
-matches the schema the model was shown.
+with its message; a ``ToolValidationError`` keeps each of its problems). It may
+be async. Declared parameters are always enforced before a custom ``validate``
+runs, so ``execute`` only ever sees input that matches the schema the model was shown.
 """
 
 from __future__ import annotations
@@ -18,19 +15,14 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, cast
 
-from pydantic import ValidationError
-
 from ..containment import belongs_to_caller
-from ..errors import InvalidToolNameError, ToolDefinitionError
-from ..names import is_valid_tool_name
+from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
-    JSONSchema,
     ToolExample,
     ToolGenerator,
     ToolResult,
@@ -39,185 +31,30 @@ from ..types import (
     new_tool_use_id,
     run_sync,
 )
-from .examples import runnable_examples
-from .metadata import ToolMetadata, ToolParameter
-from .params import (
-    ParamProblem,
-    apply_defaults,
-    check_json_schema,
-    check_tool_params,
-    definition_problems,
-    parameters_to_json_schema,
+from .class_definition import (
+    build_metadata,
+    declared_metadata,
+    decorate_class,
+    decorate_class_with,
+    input_checker,
+    is_generated_validate,
 )
+from .examples import runnable_examples
+from .metadata import ToolMetadata
+from .params import apply_defaults, parameters_to_json_schema
 from .schema import copy_json
-from .validation import WHOLE_INPUT, invalid_input_result
+from .validation import invalid_input_result
 
-__all__ = ["ClassTool", "create_tool", "decorate_class", "get_tool_metadata", "is_tool"]
+__all__ = [
+    "ClassTool",
+    "create_tool",
+    "decorate_class",
+    "decorate_class_with",
+    "get_tool_metadata",
+    "is_tool",
+]
 
 logger = logging.getLogger(__name__)
-
-METADATA_ATTR = "__tool_metadata__"
-
-
-def _snake_case(name: str) -> str:
-    """``WeatherTool`` → ``weather_tool``, ``HTTPClient`` → ``http_client``."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
-
-
-def _generated_validate(self: Any, params: Any) -> list[str]:
-    """Check ``params`` against the declared parameters of this instance's tool class."""
-    metadata = get_tool_metadata(type(self))
-    if metadata is None:
-        return []
-    return [problem.message for problem in _declared_problems(metadata, params)]
-
-
-def _declared_problems(metadata: ToolMetadata, params: Any) -> list[ParamProblem]:
-    """Validate against what the model is shown: the explicit input schema, else the parameters."""
-    if metadata.input_json_schema is not None:
-        return check_json_schema(params, metadata.input_json_schema)
-    return check_tool_params(params, metadata.parameters)
-
-
-def _describe_location(loc: tuple[str | int, ...]) -> str:
-    """A pydantic error location as ``parameter 'address.zip' field 'min'``."""
-    if not loc:
-        return "metadata"
-    if loc[0] != "parameters" or len(loc) < 2:
-        return "field " + ".".join(str(part) for part in loc)
-    path = [str(loc[1])]
-    rest = list(loc[2:])
-    while rest:
-        if rest[0] == "properties" and len(rest) >= 2:
-            path.append(str(rest[1]))
-            rest = rest[2:]
-        elif rest[0] == "items":
-            path.append("items")
-            rest = rest[1:]
-        else:
-            break
-    where = f"parameter {'.'.join(path)!r}"
-    return where + (f" field {'.'.join(str(part) for part in rest)!r}" if rest else "")
-
-
-def _explain(error: Mapping[str, Any]) -> str:
-    ctx = error.get("ctx") or {}
-    if error["type"] == "literal_error" and error["loc"][-1:] == ("type",):
-        return f"unknown type {error['input']!r}; use one of {ctx.get('expected', '')}"
-    if isinstance(ctx.get("error"), Exception):
-        return str(ctx["error"])
-    return str(error["msg"])
-
-
-def _definition_error(owner: str, exc: ValidationError, data: Mapping[str, Any]) -> ToolDefinitionError:
-    """Turn pydantic's report into one error that names the tool and each bad parameter."""
-    errors = exc.errors()
-    name = data.get("name")
-    if any(tuple(err["loc"]) == ("name",) for err in errors) and isinstance(name, str):
-        if not is_valid_tool_name(name):
-            bad_name = InvalidToolNameError(name)
-            bad_name.args = (f"{owner}: {bad_name.args[0]}",)
-            return bad_name
-    parts = [f"{_describe_location(tuple(err['loc']))}: {_explain(err)}" for err in errors]
-    return ToolDefinitionError(f"{owner}: invalid tool metadata: " + "; ".join(parts))
-
-
-def _build_metadata(
-    owner: str, base: ToolMetadata | Mapping[str, Any] | None, overrides: dict[str, Any]
-) -> ToolMetadata:
-    """Validate metadata (base fields overridden by keyword arguments) into a ``ToolMetadata``."""
-    if isinstance(base, ToolMetadata):
-        data: dict[str, Any] = {field: getattr(base, field) for field in base.model_fields_set}
-    else:
-        data = dict(base or {})
-    data.update({key: value for key, value in overrides.items() if value is not None})
-    try:
-        metadata = ToolMetadata.model_validate(data)
-    except ValidationError as exc:
-        raise _definition_error(owner, exc, data) from None
-    problems = definition_problems(metadata.parameters)
-    if problems:
-        raise ToolDefinitionError(f"{owner}: invalid tool metadata: " + "; ".join(problems))
-    return metadata
-
-
-def _check_execute(cls: type) -> None:
-    raw = inspect.getattr_static(cls, "execute", None)
-    if raw is None or not callable(getattr(cls, "execute", None)):
-        raise ToolDefinitionError(
-            f"Tool class {cls.__qualname__!r} has no execute method; define `def execute(self, params)` "
-            "(sync or async) that runs the tool"
-        )
-    if inspect.isfunction(raw):
-        try:
-            inspect.signature(raw).bind(object(), {})
-        except TypeError as exc:
-            raise ToolDefinitionError(
-                f"Tool class {cls.__qualname__!r}: execute must accept (self, params): {exc}"
-            ) from None
-
-
-def decorate_class(
-    cls: type,
-    metadata: ToolMetadata | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: Mapping[str, ToolParameter | Mapping[str, Any]] | None = None,
-    version: str | None = None,
-    category: str | None = None,
-    tags: list[str] | tuple[str, ...] | None = None,
-    requires_auth: bool | None = None,
-    rate_limit: Any = None,
-    examples: list[dict[str, Any]] | tuple[dict[str, Any], ...] | None = None,
-    input_schema: JSONSchema | None = None,
-    output_schema: JSONSchema | None = None,
-) -> type:
-    """Attach validated tool metadata to ``cls`` and return ``cls`` itself.
-
-    Keyword arguments override the fields of ``metadata``. The name defaults to
-    the class name in snake_case; the description to the cleaned class
-    docstring, else to the name (logged, since models choose tools by their
-    description).
-
-    Raises:
-        ToolDefinitionError: No ``execute``, or invalid metadata (the message
-            names the class and the parameter).
-        InvalidToolNameError: The name is outside ``^[A-Za-z0-9_-]{1,64}$``.
-    """
-    if not isinstance(cls, type):
-        raise ToolDefinitionError(f"decorate_class expects a class, got {type(cls).__name__}")
-    owner = f"Tool class {cls.__qualname__!r}"
-    _check_execute(cls)
-    overrides: dict[str, Any] = {
-        "name": name,
-        "description": description,
-        "parameters": parameters,
-        "version": version,
-        "category": category,
-        "tags": tags,
-        "requires_auth": requires_auth,
-        "rate_limit": rate_limit,
-        "examples": examples,
-    }
-    if input_schema is not None or output_schema is not None:
-        overrides["schema"] = {"input_json_schema": input_schema, "output_json_schema": output_schema}
-    if metadata is None:
-        overrides["name"] = name or _snake_case(cls.__name__)
-    if description is None and (metadata is None or not metadata.description):
-        doc = cls.__dict__.get("__doc__")
-        if isinstance(doc, str) and doc.strip():
-            overrides["description"] = inspect.cleandoc(doc)
-        else:
-            overrides["description"] = overrides["name"] or (metadata.name if metadata else None)
-    built = _build_metadata(owner, metadata, overrides)
-    if built.description == built.name:
-        logger.warning("tool_name=<%s> | no description or docstring; using the tool name", built.name)
-    setattr(cls, METADATA_ATTR, built)
-    if getattr(cls, "validate", None) is None:
-        cls.validate = _generated_validate  # type: ignore[attr-defined]
-    logger.debug("tool_name=<%s>, tool_class=<%s> | decorated tool class", built.name, cls.__qualname__)
-    return cls
 
 
 def get_tool_metadata(obj: Any) -> ToolMetadata | None:
@@ -231,9 +68,7 @@ def get_tool_metadata(obj: Any) -> ToolMetadata | None:
     carried = getattr(obj, "metadata", None) if isinstance(obj, AgentTool) else None
     if isinstance(carried, ToolMetadata):  # a process-mode proxy carries its class tool's metadata
         return carried
-    owner = obj if isinstance(obj, type) else type(obj)
-    found = getattr(owner, METADATA_ATTR, None)
-    return found if isinstance(found, ToolMetadata) else None
+    return declared_metadata(obj if isinstance(obj, type) else type(obj))
 
 
 def is_tool(obj: Any) -> bool:
@@ -283,12 +118,13 @@ class ClassTool(AgentTool):
         self._execute: Callable[[dict[str, Any]], Any] = execute
         validate = getattr(type(instance), "validate", None)
         self._validate: Callable[[dict[str, Any]], Any] | None = (
-            None if validate is None or validate is _generated_validate else instance.validate
+            None if validate is None or is_generated_validate(validate) else instance.validate
         )
         self._async = inspect.iscoroutinefunction(execute) or (
             self._validate is not None and inspect.iscoroutinefunction(self._validate)
         )
         self._spec = self._build_spec()
+        self._check_input = input_checker(found)
 
     @classmethod
     def from_class(cls, tool_class: type, *args: Any, **kwargs: Any) -> ClassTool:
@@ -405,19 +241,14 @@ class ClassTool(AgentTool):
         params = {} if raw_input is None else raw_input
         if isinstance(params, Mapping):
             params = apply_defaults(params, self._metadata.parameters)
-        problems = _declared_problems(self._metadata, params)
+        problems = self._check_input(params)
         if problems:
             return {}, self._invalid(tool_use_id, problems)
         return params, None
 
-    def _invalid(self, tool_use_id: str, problems: list[ParamProblem]) -> ToolResult:
+    def _invalid(self, tool_use_id: str, problems: list[InputProblem]) -> ToolResult:
         logger.debug("tool_name=<%s>, problems=<%d> | invalid input", self.tool_name, len(problems))
-        return invalid_input_result(
-            tool_use_id,
-            self.tool_name,
-            [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems],
-            lines=[p.message for p in problems],
-        )
+        return invalid_input_result(tool_use_id, self.tool_name, problems, sentences=True)
 
     def _failure(self, tool_use_id: str, exc: BaseException) -> ToolResult:
         """The error result for anything the tool raised; the caller's cancellation or Ctrl-C propagates."""
@@ -437,7 +268,7 @@ class ClassTool(AgentTool):
                     if inspect.isawaitable(outcome):
                         outcome = await outcome
                 except ValueError as exc:
-                    outcome = [str(exc)]
+                    outcome = exc
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
@@ -458,7 +289,7 @@ class ClassTool(AgentTool):
                 try:
                     outcome = _finish_awaitable(self._validate(prepared))
                 except ValueError as exc:
-                    outcome = [str(exc)]
+                    outcome = exc
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
@@ -492,12 +323,16 @@ class ClassTool(AgentTool):
         return cast(ToolResult, run_sync(factory))
 
 
-def _custom(message: str) -> ParamProblem:
-    return ParamProblem(None, message, message)
+def _custom(message: str) -> InputProblem:
+    return InputProblem(None, message, message)
 
 
-def _custom_problems(outcome: Any) -> list[ParamProblem]:
-    """Normalise what a custom ``validate`` returned (see the module docstring)."""
+def _custom_problems(outcome: Any) -> list[InputProblem]:
+    """Normalise what a custom ``validate`` returned or raised (see the module docstring)."""
+    if isinstance(outcome, ToolValidationError):
+        return list(outcome.problems)
+    if isinstance(outcome, ValueError):
+        return [_custom(str(outcome))]
     if outcome is None or outcome is True:
         return []
     if outcome is False:
@@ -529,7 +364,7 @@ def create_tool(
     owner = f"create_tool({label!r})"
     if not callable(execute_fn):
         raise ToolDefinitionError(f"{owner}: execute_fn must be callable, got {type(execute_fn).__name__}")
-    built = _build_metadata(owner, metadata, {})
+    built = build_metadata(owner, metadata, {})
     if not built.description:
         built = built.model_copy(update={"description": built.name})
     return ClassTool(_FunctionBacked(execute_fn), metadata=built)

@@ -1,15 +1,17 @@
 """The public ``@tool`` decorator, for functions and classes.
 
-Usable bare (``@tool``) or with options (``@tool(name=..., ...)``); a function
-becomes a ``FunctionTool``, a class is handed to ``loader.class_tool``
-(imported lazily, only when a class is decorated). A ``ToolMetadata`` may be
-given positionally for classes: ``@tool(ToolMetadata(...))``.
+Usable bare (``@tool``) or with options (``@tool(name=..., ...)``); the
+``@overload`` s tell editors and type checkers what each form returns. The
+options become one ``ToolOptions``; a function becomes a ``FunctionTool``, a
+class is handed to ``loader.tools.class_definition`` (imported lazily, only when a
+class is decorated). A ``ToolMetadata`` may be given positionally for classes:
+``@tool(ToolMetadata(...))``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
@@ -17,6 +19,8 @@ from pydantic import BaseModel
 from ..errors import ToolDefinitionError
 from ..types import JSONSchema
 from .function_tool import FunctionTool
+from .options import CLASS_ONLY, FUNCTION_ONLY, ToolOptions
+from .schema import caller_namespace
 
 if TYPE_CHECKING:
     from .metadata import ToolMetadata
@@ -94,6 +98,11 @@ def tool(
 ) -> Any:
     """Turn a function (or a class) into a tool.
 
+    Annotations may name things local to the function or class body the tool
+    is defined in (``from __future__ import annotations`` makes every
+    annotation a string): they are resolved against that body's names as they
+    are when ``@tool`` runs, as pydantic's ``validate_call`` does.
+
     Args:
         obj: The function or class when used bare (``@tool``); a ``ToolMetadata`` for classes.
         name: The tool name (default: the function's name); ``^[A-Za-z0-9_-]{1,64}$``.
@@ -104,7 +113,7 @@ def tool(
         raise_errors: Let exceptions raised by the function propagate instead of becoming error results.
         category: A grouping for listings and search.
         tags: Labels for listings and search.
-        parameters: Class tools only (see ``loader.class_tool``).
+        parameters: Class tools only (see ``loader.tools.class_tool``).
         version: Class tools only.
         requires_auth: Class tools only.
         rate_limit: Class tools only.
@@ -118,60 +127,52 @@ def tool(
         ToolDefinitionError: Options that do not fit the decorated object, or a bad definition
             (see ``FunctionTool`` for the errors raised for functions).
     """
-    common = _given(
-        name=name, description=description, input_schema=input_schema, category=category, tags=tags
-    )
-    class_only = _given(
+    options = ToolOptions(
+        name=name,
+        description=description,
+        input_schema=input_schema,
+        context=context,
+        raise_errors=raise_errors,
+        category=category,
+        tags=tags,
         parameters=parameters,
         version=version,
         requires_auth=requires_auth,
         rate_limit=rate_limit,
+        examples=examples,
     )
-    function_only = _given(context=context or None, raise_errors=raise_errors or None)
-    metadata: Any = None
     if obj is not None and isinstance(obj, (classmethod, staticmethod)) and not callable(obj):
         raise ToolDefinitionError("Put @tool below @classmethod/@staticmethod, directly on the function")
-    if obj is not None and not callable(obj):
-        metadata, obj = obj, None
+    if obj is not None and callable(obj):
+        return _decorate(obj, options, None, caller_namespace())
+    metadata = obj
 
     def decorate(target: Any) -> Any:
-        if inspect.isclass(target):
-            if function_only:
-                raise ToolDefinitionError(
-                    f"@tool on class {target.__name__}: {', '.join(sorted(function_only))} "
-                    "apply to function tools only"
-                )
-            from .class_tool import decorate_class
+        return _decorate(target, options, metadata, caller_namespace())
 
-            return decorate_class(
-                target, metadata=metadata, **common, **class_only, **_given(examples=examples)
-            )
-        target_name = getattr(target, "__name__", repr(target))
-        if metadata is not None:
+    return decorate
+
+
+def _decorate(target: Any, options: ToolOptions, metadata: Any, namespace: Mapping[str, Any] | None) -> Any:
+    """Build the tool for ``target`` once the options are known to fit it."""
+    if inspect.isclass(target):
+        function_only = options.given(FUNCTION_ONLY)
+        if function_only:
             raise ToolDefinitionError(
-                f"@tool on function {target_name}: a ToolMetadata describes class tools; "
-                "pass name=/description=/category=/tags= for a function"
+                f"@tool on class {target.__name__}: {', '.join(function_only)} apply to function tools only"
             )
-        if class_only:
-            raise ToolDefinitionError(
-                f"@tool on function {target_name}: {', '.join(sorted(class_only))} apply to class tools only"
-            )
-        return FunctionTool(
-            target,
-            name=name,
-            description=description,
-            input_schema=input_schema,
-            context=context,
-            raise_errors=raise_errors,
-            category=category,
-            tags=tags,
-            examples=examples,
+        from .class_definition import decorate_class_with
+
+        return decorate_class_with(target, metadata, options)
+    target_name = getattr(target, "__name__", repr(target))
+    if metadata is not None:
+        raise ToolDefinitionError(
+            f"@tool on function {target_name}: a ToolMetadata describes class tools; "
+            "pass name=/description=/category=/tags= for a function"
         )
-
-    if obj is None:
-        return decorate
-    return decorate(obj)
-
-
-def _given(**options: Any) -> dict[str, Any]:
-    return {key: value for key, value in options.items() if value is not None}
+    class_only = options.given(CLASS_ONLY)
+    if class_only:
+        raise ToolDefinitionError(
+            f"@tool on function {target_name}: {', '.join(class_only)} apply to class tools only"
+        )
+    return FunctionTool(target, options, namespace=namespace or {})  # {}: none, not ours

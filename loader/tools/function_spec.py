@@ -36,6 +36,7 @@ from ..names import check_tool_name
 from ..types import JSONSchema, ToolContext, ToolExample, ToolSpec
 from .docstrings import docstring_of
 from .examples import parse_examples
+from .options import ToolOptions
 from .schema import (
     build_input_model,
     model_input_schema,
@@ -43,7 +44,7 @@ from .schema import (
     resolve_return_hint,
     resolve_type_hints,
 )
-from .validation import check_json_schema
+from .validation import checked_input_schema, guard_numbers
 
 __all__ = ["AGENT_PARAMETER", "FunctionDefinition", "FunctionKind", "InputMode", "define_function"]
 
@@ -105,24 +106,20 @@ class FunctionDefinition:
 
 
 def define_function(
-    func: Callable[..., Any],
-    *,
-    name: str | None,
-    description: str | None,
-    input_schema: JSONSchema | type[BaseModel] | None,
-    context: bool | str,
-    raise_errors: bool,
-    category: str | None,
-    tags: Iterable[str] | None,
-    examples: Any = None,
+    func: Callable[..., Any], options: ToolOptions, *, namespace: Mapping[str, Any] | None = None
 ) -> FunctionDefinition:
-    """Work out everything about a tool once: names, checked signature, input handling, spec."""
+    """Work out everything about a tool once: names, checked signature, input handling, spec.
+
+    ``namespace`` holds the names local to where the function was defined
+    (see ``loader.tools.schema.caller_namespace``), for its annotations.
+    """
+    name, description, input_schema = options.name, options.description, options.input_schema
     function_name, tool_name = _names(func, name)
     kind = _kind_of(func)
     json_schema_given = input_schema is not None and not _is_model_class(input_schema)
     signature = _signature(func, function_name)
     parameters = _parameters(signature, function_name, allow_var_keyword=json_schema_given)
-    context_parameter = _context_parameter(function_name, parameters, context)
+    context_parameter = _context_parameter(function_name, parameters, options.context)
     agent_param = next(
         (p for p in parameters if p.name == AGENT_PARAMETER and p.name != context_parameter), None
     )
@@ -134,7 +131,7 @@ def define_function(
     positional = tuple(p.name for p in schema_params if p.kind is inspect.Parameter.POSITIONAL_ONLY)
     doc = docstring_of(func)
     handling = _input_handling(
-        func, function_name, tool_name, input_schema, parameters, schema_params, doc.params
+        func, function_name, tool_name, input_schema, parameters, schema_params, doc.params, namespace
     )
 
     spec: ToolSpec = {
@@ -143,7 +140,7 @@ def define_function(
         "inputSchema": {"json": handling.schema},
     }
     if kind in (FunctionKind.FUNCTION, FunctionKind.COROUTINE):
-        output = output_schema(resolve_return_hint(func, signature))
+        output = output_schema(resolve_return_hint(func, signature, namespace))
         if output is not None:
             spec["outputSchema"] = {"json": output}
 
@@ -165,9 +162,9 @@ def define_function(
         context_parameter=context_parameter,
         agent_parameter=agent_param is not None,
         agent_default=agent_default,
-        raise_errors=raise_errors,
-        category=category,
-        tags=_tags(tags),
+        raise_errors=options.raise_errors,
+        category=options.category,
+        tags=_tags(options.tags),
         source_file=source_file,
         source_line=source_line,
         simple=(
@@ -177,7 +174,7 @@ def define_function(
             and context_parameter is None
             and agent_param is None
         ),
-        examples=parse_examples(examples, f"@tool function {function_name} (tool {tool_name!r})"),
+        examples=parse_examples(options.examples, f"@tool function {function_name} (tool {tool_name!r})"),
     )
 
 
@@ -240,20 +237,21 @@ def _input_handling(
     parameters: list[inspect.Parameter],
     schema_params: list[inspect.Parameter],
     doc_params: Mapping[str, str],
+    namespace: Mapping[str, Any] | None,
 ) -> _InputHandling:
     """How a call's input is validated and turned into arguments, and the schema shown for it."""
     if input_schema is None:
-        hints = resolve_type_hints(function_name, func, schema_params)
+        hints = resolve_type_hints(function_name, func, schema_params, namespace)
         built = build_input_model(function_name, schema_params, hints, doc_params)
         return _InputHandling(
             mode=InputMode.SIGNATURE,
             schema=built.json_schema,
-            validate=built.model.__pydantic_validator__.validate_python,
+            validate=guard_numbers(built.model.__pydantic_validator__.validate_python, built.json_schema),
             renamed=built.renamed,
         )
     if _is_model_class(input_schema):
         model = cast(type[BaseModel], input_schema)
-        mode, instance_parameter = _model_mode(function_name, func, model, schema_params)
+        mode, instance_parameter = _model_mode(function_name, func, model, schema_params, namespace)
         strict_model = _forbid_extra(model)
         schema = model_input_schema(strict_model, doc_params)
         if strict_model is not model:
@@ -261,13 +259,13 @@ def _input_handling(
         return _InputHandling(
             mode=mode,
             schema=schema,
-            validate=strict_model.__pydantic_validator__.validate_python,
+            validate=guard_numbers(strict_model.__pydantic_validator__.validate_python, schema),
             instance_parameter=instance_parameter,
         )
     raw = cast(JSONSchema, input_schema)
     if isinstance(raw, Mapping) and set(raw) == {"json"} and isinstance(raw["json"], Mapping):
         raw = cast(JSONSchema, raw["json"])  # the Bedrock wrapper {"json": schema}
-    json_validator = check_json_schema(raw, tool_name=tool_name)
+    json_validator = checked_input_schema(raw, tool_name=tool_name)
     _check_schema_covers(function_name, raw, parameters, schema_params)
     return _InputHandling(mode=InputMode.JSON, schema=copy.deepcopy(dict(raw)), json_validator=json_validator)
 
@@ -333,12 +331,16 @@ def _annotated_as_context(annotation: Any) -> bool:
 
 
 def _model_mode(
-    function_name: str, func: Callable[..., Any], model: type[BaseModel], params: list[inspect.Parameter]
+    function_name: str,
+    func: Callable[..., Any],
+    model: type[BaseModel],
+    params: list[inspect.Parameter],
+    namespace: Mapping[str, Any] | None,
 ) -> tuple[InputMode, str | None]:
     """Whether the function takes the model instance (one parameter of that type) or its fields."""
     if len(params) == 1:
         try:
-            hint = resolve_type_hints(function_name, func, params).get(params[0].name)
+            hint = resolve_type_hints(function_name, func, params, namespace).get(params[0].name)
         except ToolSignatureError:
             hint = None
         if isinstance(hint, type) and issubclass(model, hint) and hint is not object:

@@ -54,8 +54,15 @@ from ..types import (
     new_tool_use_id,
 )
 from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
-from .schema import copy_json
-from .validation import WHOLE_INPUT, invalid_input_result, problems_from_jsonschema, problems_from_pydantic
+from .options import ToolOptions
+from .schema import caller_namespace, copy_json
+from .validation import (
+    NOT_AN_OBJECT,
+    invalid_input_result,
+    problem_at,
+    problems_from_jsonschema,
+    problems_from_pydantic,
+)
 
 __all__ = ["TOOL_NAME_PATTERN", "FunctionTool"]
 
@@ -95,6 +102,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
     def __init__(
         self,
         func: Callable[P, R],
+        options: ToolOptions | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -104,12 +112,17 @@ class FunctionTool(AgentTool, Generic[P, R]):
         category: str | None = None,
         tags: Iterable[str] | None = None,
         examples: Any = None,
+        namespace: Mapping[str, Any] | None = None,
     ) -> None:
+        """Describe ``func`` as a tool: ``options`` (what ``@tool`` passes) or the same as keywords.
+
+        ``namespace`` holds names the annotations may use beyond the function's
+        globals; by default, the caller's local names (see ``caller_namespace``).
+        """
         super().__init__()
         if isinstance(func, FunctionTool):  # re-decorating: start again from the plain function
             func = func.original_function
-        definition = define_function(
-            func,
+        keywords = ToolOptions(
             name=name,
             description=description,
             input_schema=input_schema,
@@ -118,6 +131,13 @@ class FunctionTool(AgentTool, Generic[P, R]):
             category=category,
             tags=tags,
             examples=examples,
+        )
+        if options is not None and keywords != ToolOptions():
+            raise TypeError("FunctionTool takes a ToolOptions or option keywords, not both")
+        definition = define_function(
+            func,
+            keywords if options is None else options,
+            namespace=caller_namespace() if namespace is None else namespace,
         )
         self._attach(func, definition)
         logger.debug(
@@ -408,9 +428,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             assert d.json_validator is not None
             problems = problems_from_jsonschema(d.json_validator.iter_errors(data))
             if not problems and not isinstance(data, Mapping):
-                problems = [
-                    {"parameter": WHOLE_INPUT, "problem": "must be a JSON object of named parameters"}
-                ]
+                problems = [problem_at(None, NOT_AN_OBJECT)]
             if problems:
                 raise _InvalidInput(invalid_input_result(tool_use_id, d.name, problems))
             values = dict(data)

@@ -12,10 +12,10 @@ import re
 from typing import Any, Literal
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..names import TOOL_NAME_PATTERN, is_valid_tool_name
+from .validation import schema_validator
 
 __all__ = [
     "PARAMETER_TYPES",
@@ -97,11 +97,11 @@ class ToolSchema(BaseModel):
     @field_validator("input_json_schema", "output_json_schema")
     @classmethod
     def _check_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        """Reject documents that are not valid JSON Schema."""
+        """Reject documents that are not valid JSON Schema (checked and compiled once, for every call)."""
         if value is None:
             return None
         try:
-            validator_for(value).check_schema(value)
+            schema_validator(value)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from exc
         return value

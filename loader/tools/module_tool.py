@@ -11,7 +11,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
 from ..containment import belongs_to_caller
@@ -20,7 +19,7 @@ from ..names import check_tool_name
 from ..results import exception_result, to_tool_result
 from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
 from .schema import copy_json
-from .validation import invalid_input_result, problems_from_jsonschema
+from .validation import invalid_input_result, schema_problems, schema_validator
 
 __all__ = ["ModuleTool", "validate_tool_spec"]
 
@@ -125,10 +124,10 @@ class ModuleTool(AgentTool):
         """An error result if the input breaks the spec's schema (Strands would pass it on unchecked)."""
         if self._validator is None:
             return None
-        errors = list(self._validator.iter_errors({} if input is None else input))
-        if not errors:
+        problems = schema_problems({} if input is None else input, self._validator)
+        if not problems:
             return None
-        return invalid_input_result(tool_use_id, self.tool_name, problems_from_jsonschema(errors))
+        return invalid_input_result(tool_use_id, self.tool_name, problems)
 
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
@@ -172,10 +171,9 @@ class ModuleTool(AgentTool):
 
 
 def _validator_for(spec: ToolSpec) -> Any:
-    """A validator for the spec's input schema, or None when the schema itself is not valid JSON Schema."""
-    schema = spec["inputSchema"]["json"]
+    """The spec's compiled input schema, or None when the schema itself is not valid JSON Schema."""
     try:
-        Draft202012Validator.check_schema(schema)
+        return schema_validator(spec["inputSchema"]["json"])
     except SchemaError as exc:
         logger.warning(
             "tool_name=<%s> | input schema is not valid JSON Schema, input is not checked: %s",
@@ -183,4 +181,3 @@ def _validator_for(spec: ToolSpec) -> Any:
             exc.message,
         )
         return None
-    return Draft202012Validator(schema)

@@ -4,26 +4,27 @@ The checks mirror the reference's ``validateParams``: per parameter, in order,
 required, type, pattern (``re.search``, like ``RegExp.test``), ``[min, max]``
 for numbers, enum, then recursion into ``items`` and ``properties``. Unknown
 parameters are errors, as for function tools. ``None`` counts as "not given", so
-a model sending ``null`` for an optional parameter is not punished.
+a model sending ``null`` for an optional parameter is not punished. A bool is
+never a number, and a declared number is never NaN or an infinity (a
+``ToolParameter`` has no way to allow them). Problems are ``InputProblem`` s,
+worded by ``loader.tools.validation``.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
-
+from ..errors import InputProblem, ToolValidationError
 from ..types import JSONSchema
 from .metadata import ToolParameter
-from .validation import key_problems
+from .validation import problem_at
 
 __all__ = [
-    "ParamProblem",
     "apply_defaults",
-    "check_json_schema",
     "check_tool_params",
     "definition_problems",
     "parameters_to_json_schema",
@@ -34,29 +35,16 @@ ParameterSpecs = Mapping[str, ToolParameter | Mapping[str, Any]]
 """Declared parameters, as models or as plain dicts validated into models."""
 
 
-class ParamProblem(NamedTuple):
-    """One reason an input is invalid.
-
-    ``parameter`` is the dotted path (None for the input as a whole),
-    ``problem`` the short phrase used in ``{"errors": [...]}`` payloads (as for
-    function tools), ``message`` the full sentence ``validate_tool_params`` returns.
-    """
-
-    parameter: str | None
-    problem: str
-    message: str
+def _at(path: str, problem: str) -> InputProblem:
+    return problem_at(path, problem)
 
 
-def _at(path: str, problem: str) -> ParamProblem:
-    return ParamProblem(path, problem, f"Parameter {path} {problem}")
+def _missing(path: str) -> InputProblem:
+    return problem_at(path, "missing required parameter")
 
 
-def _missing(path: str) -> ParamProblem:
-    return ParamProblem(path, "missing required parameter", f"Missing required parameter: {path}")
-
-
-def _unexpected(path: str) -> ParamProblem:
-    return ParamProblem(path, "unexpected parameter", f"Unexpected parameter: {path}")
+def _unexpected(path: str) -> InputProblem:
+    return problem_at(path, "unexpected parameter")
 
 
 def _coerce(parameters: ParameterSpecs) -> dict[str, ToolParameter]:
@@ -84,10 +72,13 @@ def _type_ok(value: Any, kind: str) -> bool:
     return isinstance(value, dict)
 
 
-def _check_value(value: Any, param: ToolParameter, path: str, out: list[ParamProblem]) -> None:
+def _check_value(value: Any, param: ToolParameter, path: str, out: list[InputProblem]) -> None:
     """Check one present value; a wrong type stops further checks of that value."""
     if not _type_ok(value, param.type):
         out.append(_at(path, f"must be of type {param.type}"))
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        out.append(_at(path, "must be a finite number"))
         return
     if param.pattern is not None and re.search(param.pattern, value) is None:
         out.append(_at(path, f"does not match pattern {param.pattern}"))
@@ -106,7 +97,7 @@ def _check_value(value: Any, param: ToolParameter, path: str, out: list[ParamPro
 
 
 def _check_object(
-    value: Mapping[str, Any], parameters: Mapping[str, ToolParameter], path: str, out: list[ParamProblem]
+    value: Mapping[str, Any], parameters: Mapping[str, ToolParameter], path: str, out: list[InputProblem]
 ) -> None:
     for name, param in parameters.items():
         key = _join(path, name)
@@ -121,54 +112,29 @@ def _check_object(
             out.append(_unexpected(key))
 
 
-def check_tool_params(params: Any, parameters: ParameterSpecs) -> list[ParamProblem]:
+def check_tool_params(params: Any, parameters: ParameterSpecs) -> list[InputProblem]:
     """Every problem with ``params``, each with the dotted path of the parameter it concerns."""
     if not isinstance(params, Mapping):
         return [_not_object(params)]
-    out: list[ParamProblem] = []
+    out: list[InputProblem] = []
     _check_object(params, _coerce(parameters), "", out)
     return out
 
 
-def _not_object(params: Any) -> ParamProblem:
-    problem = f"must be a JSON object of named parameters, not {type(params).__name__}"
-    return ParamProblem(None, problem, f"Tool input {problem}")
+def _not_object(params: Any) -> InputProblem:
+    return problem_at(None, f"must be a JSON object of named parameters, not {type(params).__name__}")
 
 
-def validate_tool_params(params: Any, parameters: ParameterSpecs) -> list[str]:
-    """The error messages for ``params`` against ``parameters``; an empty list means valid."""
-    return [problem.message for problem in check_tool_params(params, parameters)]
+def validate_tool_params(params: Any, parameters: ParameterSpecs) -> None:
+    """Raise when ``params`` breaks ``parameters``, as the reference's ``validateToolParams`` throws.
 
-
-def check_json_schema(params: Any, schema: JSONSchema) -> list[ParamProblem]:
-    """Problems of ``params`` against a hand-written JSON Schema, worded like ``check_tool_params``.
-
-    Which keys are missing or unexpected is worked out by ``loader.validation``,
-    as for function tools; other errors keep jsonschema's own message.
+    Raises:
+        ToolValidationError: One line per problem (``Missing required parameter: city``,
+            ``Parameter days must be at most 14``); ``.problems`` keeps them with their paths.
     """
-    if not isinstance(params, Mapping):
-        return [_not_object(params)]
-    validator = validator_for(schema)(schema)
-    out: list[ParamProblem] = []
-    seen: set[str] = set()
-    errors = sorted(validator.iter_errors(params), key=lambda e: [str(p) for p in e.absolute_path])
-    for error in errors:
-        parts = [str(part) for part in error.absolute_path]
-        path = ".".join(parts)
-        found: list[ParamProblem]
-        keyed = key_problems(error, parts)
-        if keyed is not None:
-            kind, keys = keyed
-            found = [_missing(key) if kind == "missing" else _unexpected(key) for key in keys]
-        elif path:
-            found = [ParamProblem(path, error.message, f"Parameter {path}: {error.message}")]
-        else:
-            found = [ParamProblem(None, error.message, f"Invalid input: {error.message}")]
-        for problem in found:
-            if problem.message not in seen:
-                seen.add(problem.message)
-                out.append(problem)
-    return out
+    problems = check_tool_params(params, parameters)
+    if problems:
+        raise ToolValidationError(problems)
 
 
 def apply_defaults(params: Mapping[str, Any], parameters: ParameterSpecs) -> dict[str, Any]:
@@ -199,7 +165,7 @@ def _definition_problems(parameters: Mapping[str, ToolParameter], path: str, out
     for name, param in parameters.items():
         key = _join(path, name)
         if param.has_default and param.default is not None:
-            found: list[ParamProblem] = []
+            found: list[InputProblem] = []
             _check_value(param.default, param, key, found)
             out.extend(f"parameter {key!r}: default {param.default!r} is invalid: {p.message}" for p in found)
         for choice in param.enum or ():

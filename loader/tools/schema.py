@@ -26,6 +26,7 @@ import dataclasses
 import inspect
 import logging
 import math
+import sys
 import types
 import typing
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -37,19 +38,23 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
+from pydantic_core import core_schema
 
 from ..errors import ToolSignatureError
 from ..types import JSONSchema
 from .input_cache import LruCache, signature_key
+from .validation import ALLOW_NON_FINITE
 
 __all__ = [
     "InputModel",
     "build_input_model",
+    "caller_namespace",
     "clean_schema",
     "copy_json",
     "model_input_schema",
     "output_schema",
     "parameter_description",
+    "resolve_return_hint",
     "resolve_type_hints",
 ]
 
@@ -107,6 +112,13 @@ class _QuietJsonSchema(GenerateJsonSchema):
             return table
         return {key: types.MethodType(function, self) for key, function in methods.items()}
 
+    def float_schema(self, schema: core_schema.FloatSchema) -> JsonSchemaValue:
+        """Pydantic's, plus ``allowNonFinite`` where the field allows NaN and infinities."""
+        json_schema = super().float_schema(schema)
+        if schema.get("allow_inf_nan") is True:
+            json_schema[ALLOW_NON_FINITE] = True
+        return json_schema
+
     def encode_default(self, dft: Any) -> Any:
         """A JSON scalar as is; anything else as pydantic encodes it."""
         kind = type(dft)
@@ -137,13 +149,34 @@ _BUILT: LruCache[Hashable, InputModel] = LruCache(maxsize=256)
 """Input models by signature (``loader.input_cache``); a few hundred cover a folder's repeated ones."""
 
 
+def caller_namespace() -> dict[str, Any] | None:
+    """The local names of the code that called our caller, when it is a function or class body.
+
+    ``@tool`` calls this at decoration time: a tool defined inside a function
+    may annotate with names local to it (a model, ``Field``), which the
+    function's ``__globals__`` do not hold. This is what pydantic's
+    ``validate_call`` does (``_typing_extra.parent_frame_namespace``): module
+    level gives None (its locals are the globals), and the names are those
+    bound when the decorator runs. A copy, so later rebinding changes nothing.
+    """
+    frame = sys._getframe(2)
+    if frame.f_back is None or frame.f_code.co_name == "<module>":
+        return None
+    return dict(frame.f_locals)
+
+
 def resolve_type_hints(
-    function_name: str, func: Callable[..., Any], parameters: Sequence[inspect.Parameter]
+    function_name: str,
+    func: Callable[..., Any],
+    parameters: Sequence[inspect.Parameter],
+    namespace: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The evaluated annotations of ``parameters`` (string annotations resolved, ``Annotated`` kept).
 
-    Only the given parameters are resolved, so an unresolvable return
-    annotation (a class naming itself in its own body) does not matter here.
+    Names are looked up in ``namespace`` (the defining body's locals, see
+    ``caller_namespace``), then in the function's globals. Only the given
+    parameters are resolved, so an unresolvable return annotation (a class
+    naming itself in its own body) does not matter here.
 
     Raises:
         ToolSignatureError: An annotation names something that cannot be resolved.
@@ -155,21 +188,26 @@ def resolve_type_hints(
     hints: dict[str, Any] = {}
     for name, annotation in annotations.items():
         try:
-            hints[name] = _evaluate(annotation, globalns)
+            hints[name] = _evaluate(annotation, globalns, namespace)
         except Exception as exc:
             raise ToolSignatureError(
                 f"Function {function_name!r}: cannot resolve the annotation {annotation!r} of parameter "
-                f"{name!r} ({type(exc).__name__}: {exc}); import the type at module level",
+                f"{name!r} ({type(exc).__name__}: {exc}); import the type where the function is defined",
                 function=function_name,
                 parameter=name,
             ) from exc
     return hints
 
 
-def resolve_return_hint(func: Callable[..., Any], signature: inspect.Signature | None = None) -> Any:
+def resolve_return_hint(
+    func: Callable[..., Any],
+    signature: inspect.Signature | None = None,
+    namespace: Mapping[str, Any] | None = None,
+) -> Any:
     """The evaluated return annotation, or None when absent or unresolvable.
 
-    Pass ``signature`` when the caller has already read it, to save reading it again.
+    Pass ``signature`` when the caller has already read it, to save reading it
+    again, and ``namespace`` as for ``resolve_type_hints``.
     """
     try:
         annotation = (signature or inspect.signature(func)).return_annotation
@@ -178,15 +216,16 @@ def resolve_return_hint(func: Callable[..., Any], signature: inspect.Signature |
     if annotation is inspect.Signature.empty:
         return None
     try:
-        return _evaluate(annotation, getattr(inspect.unwrap(func), "__globals__", {}))
+        return _evaluate(annotation, getattr(inspect.unwrap(func), "__globals__", {}), namespace)
     except Exception as exc:
         logger.debug("annotation=<%r>, error=<%s> | return annotation not resolvable", annotation, exc)
         return None
 
 
-def _evaluate(annotation: Any, globalns: dict[str, Any]) -> Any:
+def _evaluate(annotation: Any, globalns: dict[str, Any], localns: Mapping[str, Any] | None) -> Any:
     holder = types.SimpleNamespace(__annotations__={"value": annotation})
-    return typing.get_type_hints(holder, globalns=globalns, include_extras=True)["value"]
+    local = None if localns is None else dict(localns)
+    return typing.get_type_hints(holder, globalns=globalns, localns=local, include_extras=True)["value"]
 
 
 def parameter_description(annotation: Any, default: Any) -> str | None:

@@ -1,335 +1,149 @@
-"""Input validation problems, in words a model can act on.
+"""Input validation, in one place: one problem type, one wording, validators compiled once.
 
 Validation itself is done by pydantic (generated or user models) or by
-``jsonschema`` (dict ``input_schema``); this module turns either library's
-errors into the same list of problems::
+``jsonschema`` (dict input schemas of function, class and module tools); this
+module (with ``loader.tools.problems``, which words them) turns either library's errors into the
+same ``InputProblem`` s::
 
-    [{"parameter": "address.zip", "problem": "must be a string"}, ...]
+    InputProblem(parameter="address.zip", problem="must be a string",
+                 message="Parameter address.zip must be a string")
 
 and renders them one short line each, without the libraries' noise (error
 URLs, echoed input values, union branch names). Paths are dotted
-(``address.zip``, ``items.2``); ``(input)`` stands for the input as a whole.
+(``address.zip``, ``items.2``); ``(input)`` stands for the input as a whole in
+payloads.
+
+Numbers follow one rule on every path: a bool is never a number (pydantic
+would take ``True`` as ``1``), and NaN or an infinity is a number only where
+the schema allows it with ``"allowNonFinite": true`` on that number's schema
+(pydantic's ``Field(allow_inf_nan=True)`` writes it). JSON itself has neither,
+so a value that needs them must say so where the model can read it.
+
+A JSON Schema is checked and compiled once: ``schema_validator`` keeps
+validators by the schema's JSON text (key order kept, since errors come out in
+schema order).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, TypedDict
+import logging
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError as JsonSchemaValidationError
+from jsonschema.validators import extend, validator_for  # type: ignore[import-untyped]
 from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ..errors import ToolDefinitionError
+from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import error_result
 from ..types import JSONSchema, ToolResult
+from .input_cache import LruCache
+from .problems import (
+    FINITE_KEYWORD,
+    NOT_AN_OBJECT,
+    WHOLE_INPUT,
+    jsonschema_phrases,
+    problem_at,
+    problems_from_jsonschema,
+    problems_from_pydantic,
+)
 
 __all__ = [
+    "ALLOW_NON_FINITE",
+    "NOT_AN_OBJECT",
     "WHOLE_INPUT",
     "InputProblem",
-    "check_json_schema",
+    "ToolValidationError",
+    "checked_input_schema",
     "format_problems",
+    "guard_numbers",
     "invalid_input_result",
-    "key_problems",
+    "problem_at",
     "problems_from_jsonschema",
     "problems_from_pydantic",
+    "problems_payload",
+    "schema_problems",
+    "schema_validator",
 ]
 
-WHOLE_INPUT = "(input)"
-"""The ``parameter`` of a problem with the input as a whole (not an object, a model-level check)."""
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ALLOW_NON_FINITE = "allowNonFinite"
+"""The keyword letting a number be NaN or an infinity: ``{"type": "number", "allowNonFinite": true}``."""
+
+# -- compiled JSON Schemas ------------------------------------------------------------------
+
+_COMPILED: LruCache[str, Any] = LruCache(maxsize=512)
+"""Validators by schema JSON text; a folder of tools has a few hundred distinct schemas at most."""
+_WITH_FINITE: dict[type, Any] = {}
 
 
-class InputProblem(TypedDict):
-    """One thing wrong with a tool call's input."""
+def _finite_type(base: Callable[..., Iterator[JsonSchemaValidationError]]) -> Callable[..., Any]:
+    """The ``type`` keyword, also refusing NaN and infinities for ``number`` unless the schema allows them."""
 
-    parameter: str
-    problem: str
-
-
-_FIXED = {
-    "int_type": "must be an integer",
-    "int_parsing": "must be an integer",
-    "int_from_float": "must be a whole number",
-    "float_type": "must be a number",
-    "float_parsing": "must be a number",
-    "finite_number": "must be a finite number",
-    "string_type": "must be a string",
-    "string_unicode": "must be a string",
-    "bool_type": "must be a boolean",
-    "bool_parsing": "must be a boolean",
-    "list_type": "must be an array",
-    "tuple_type": "must be an array",
-    "set_type": "must be an array",
-    "frozen_set_type": "must be an array",
-    "iterable_type": "must be an array",
-    "dict_type": "must be an object",
-    "mapping_type": "must be an object",
-    "model_type": "must be an object",
-    "model_attributes_type": "must be an object",
-    "dataclass_type": "must be an object",
-    "dataclass_exact_type": "must be an object",
-    "none_required": "must be null",
-}
-_WITH_CONTEXT = {
-    "greater_than": "must be greater than {gt}",
-    "greater_than_equal": "must be at least {ge}",
-    "less_than": "must be less than {lt}",
-    "less_than_equal": "must be at most {le}",
-    "multiple_of": "must be a multiple of {multiple_of}",
-    "string_too_short": "must have at least {min_length} characters",
-    "string_too_long": "must have at most {max_length} characters",
-    "too_short": "must have at least {min_length} items",
-    "too_long": "must have at most {max_length} items",
-    "string_pattern_mismatch": "must match the pattern '{pattern}'",
-    "literal_error": "must be {expected}",
-    "enum": "must be {expected}",
-}
-_MISSING = frozenset({"missing", "missing_argument", "missing_keyword_only_argument"})
-_EXTRA = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
-_JSON_TYPES = {
-    "integer": "an integer",
-    "number": "a number",
-    "string": "a string",
-    "boolean": "a boolean",
-    "array": "an array",
-    "object": "an object",
-    "null": "null",
-}
-_JSON_BOUNDS = {
-    "maximum": "must be at most {}",
-    "minimum": "must be at least {}",
-    "exclusiveMaximum": "must be less than {}",
-    "exclusiveMinimum": "must be greater than {}",
-    "multipleOf": "must be a multiple of {}",
-    "minLength": "must have at least {} characters",
-    "maxLength": "must have at most {} characters",
-    "minItems": "must have at least {} items",
-    "maxItems": "must have at most {} items",
-    "minProperties": "must have at least {} properties",
-    "maxProperties": "must have at most {} properties",
-}
-
-
-def problems_from_pydantic(error: ValidationError, data: Any) -> list[InputProblem]:
-    """The problems in a pydantic ``ValidationError`` raised while validating ``data``.
-
-    ``data`` is walked along each error's location, so union branch names
-    pydantic puts in locations (``x.int``) are dropped and the branches'
-    complaints are merged into one line (``x: must be an integer or a string``).
-    """
-    collected: list[tuple[str, str, bool]] = []
-    for detail in error.errors(include_url=False, include_input=False):
-        kind = detail["type"]
-        path, tagged, key_error = _walk(detail["loc"], data, keep_last=kind in _MISSING)
-        nested = "." in path
-        if kind in _MISSING:
-            problem = "missing required field" if nested else "missing required parameter"
-        elif kind in _EXTRA:
-            problem = "unexpected field" if nested else "unexpected parameter"
-        elif not path and kind in ("model_type", "model_attributes_type", "dict_type"):
-            problem = "must be a JSON object of named parameters"
-        else:
-            problem = _pydantic_problem(kind, detail.get("ctx") or {}, detail["msg"])
-            if key_error:
-                problem = f"key {problem}"
-        collected.append((path or WHOLE_INPUT, problem, tagged))
-    return _merge(collected)
-
-
-def _walk(loc: Sequence[int | str], data: Any, *, keep_last: bool) -> tuple[str, bool, bool]:
-    """Dotted path of the location segments that index into ``data``; the rest are union tags."""
-    parts: list[str] = []
-    current = data
-    tagged = key_error = False
-    last = len(loc) - 1
-    for index, segment in enumerate(loc):
-        if isinstance(current, Mapping) and segment in current:
-            parts.append(str(segment))
-            current = current[segment]
-        elif (
-            isinstance(current, (list, tuple))
-            and isinstance(segment, int)
-            and not isinstance(segment, bool)
-            and -len(current) <= segment < len(current)
+    def check(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[JsonSchemaValidationError]:
+        failed = False
+        for error in base(validator, types, instance, schema):
+            failed = True
+            yield error
+        kinds = [types] if isinstance(types, str) else types
+        if (
+            not failed
+            and isinstance(instance, float)
+            and not math.isfinite(instance)
+            and "number" in kinds
+            and schema.get(ALLOW_NON_FINITE) is not True
         ):
-            parts.append(str(segment))
-            current = current[segment]
-        elif index == last and keep_last:
-            parts.append(str(segment))
-        elif segment == "[key]":
-            key_error = True
-        else:
-            tagged = True
-    return ".".join(parts), tagged, key_error
+            yield JsonSchemaValidationError(f"{instance!r} is not a finite number", validator=FINITE_KEYWORD)
+
+    return check
 
 
-def _pydantic_problem(kind: str, ctx: Mapping[str, Any], message: str) -> str:
-    fixed = _FIXED.get(kind)
-    if fixed is not None:
-        return fixed
-    template = _WITH_CONTEXT.get(kind)
-    if template is not None:
-        try:
-            return template.format(**{key: _number(value) for key, value in ctx.items()})
-        except (KeyError, IndexError, ValueError):
-            pass
-    return _soften(message)
+def _validator_class(schema: Mapping[str, Any]) -> Any:
+    """The draft named by ``$schema`` (2020-12 by default), with the number rule added."""
+    base = validator_for(schema, default=Draft202012Validator)
+    found = _WITH_FINITE.get(base)
+    if found is None:
+        found = extend(base, validators={"type": _finite_type(base.VALIDATORS["type"])})
+        _WITH_FINITE[base] = found
+    return found
 
 
-def _soften(message: str) -> str:
-    """A library message reworded as "must ..." and without prefixes such as ``Value error,``."""
-    text = message.strip().rstrip(".")
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    if text.startswith("Input should "):
-        text = "must " + text[len("Input should ") :]
-    return text.splitlines()[0] if text else "is invalid"
+def schema_validator(schema: Mapping[str, Any]) -> Any:
+    """A checked, compiled validator for ``schema``, built once per distinct schema.
 
+    The validator works on its own copy of the schema, so a caller changing
+    its dict afterwards changes nothing.
 
-def _merge(collected: Iterable[tuple[str, str, bool]]) -> list[InputProblem]:
-    """Deduplicate, and fold the complaints of union branches about one path into one line."""
-    lines: list[tuple[str, list[str]]] = []
-    union_line: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    for path, problem, tagged in collected:
-        if (path, problem) in seen:
-            continue
-        seen.add((path, problem))
-        if tagged and path in union_line:
-            lines[union_line[path]][1].append(problem)
-            continue
-        if tagged:
-            union_line[path] = len(lines)
-        lines.append((path, [problem]))
-    return [{"parameter": path, "problem": _either(problems)} for path, problems in lines]
-
-
-def _either(problems: list[str]) -> str:
-    if len(problems) == 1:
-        return problems[0]
-    prefix = "must be "
-    if all(p.startswith(prefix) for p in problems):
-        return prefix + _or([p[len(prefix) :] for p in problems])
-    return " or ".join(problems)
-
-
-def _or(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def problems_from_jsonschema(errors: Iterable[JsonSchemaValidationError]) -> list[InputProblem]:
-    """The problems in ``jsonschema`` validation errors (from ``iter_errors``)."""
-    collected: list[tuple[str, str, bool]] = []
-    for error in errors:
-        collected.extend(_jsonschema_problems(error, [str(part) for part in error.absolute_path]))
-    return _merge(collected)
-
-
-def key_problems(
-    error: JsonSchemaValidationError, path: Sequence[str]
-) -> tuple[Literal["missing", "unexpected"], list[str]] | None:
-    """The keys a ``required`` or extra-properties error is about, as dotted paths under ``path``.
-
-    jsonschema reports one error for all the missing (or unexpected) keys of an
-    object; callers word one problem per key. ``unexpected`` keys are those
-    matched by neither ``properties`` nor ``patternProperties``. None for other
-    errors, and for an extra-properties error whose keys cannot be told apart.
+    Raises:
+        SchemaError: ``schema`` is not a valid JSON Schema.
     """
-    instance = error.instance
-    if not isinstance(instance, Mapping):
-        return None
-    keyword = error.validator
-    if keyword == "required":
-        return "missing", [_dotted(path, name) for name in error.validator_value if name not in instance]
-    if keyword in ("additionalProperties", "unevaluatedProperties"):
-        schema = error.schema if isinstance(error.schema, Mapping) else {}
-        known = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        extras = [k for k in instance if k not in known and not any(_search(p, k) for p in patterns)]
-        if extras:
-            return "unexpected", [_dotted(path, key) for key in extras]
-    return None
-
-
-def _dotted(path: Sequence[str], key: object) -> str:
-    return ".".join([*path, str(key)])
-
-
-def _jsonschema_problems(error: JsonSchemaValidationError, path: list[str]) -> list[tuple[str, str, bool]]:
-    where = ".".join(path)
-    nested = bool(path)
-    keyword = error.validator
-    value = error.validator_value
-    keyed = key_problems(error, path)
-    if keyed is not None:
-        kind, keys = keyed
-        if kind == "missing":
-            word = "missing required field" if nested else "missing required parameter"
-        else:
-            word = "unexpected field" if nested else "unexpected parameter"
-        return [(key, word, False) for key in keys]
-    if keyword == "type":
-        kinds = [value] if isinstance(value, str) else list(value)
-        if not path and "object" in kinds:
-            return [(WHOLE_INPUT, "must be a JSON object of named parameters", False)]
-        return [(where or WHOLE_INPUT, "must be " + _or([_JSON_TYPES.get(k, k) for k in kinds]), False)]
-    if keyword in _JSON_BOUNDS:
-        return [(where or WHOLE_INPUT, _JSON_BOUNDS[keyword].format(_number(value)), False)]
-    if keyword == "enum" and isinstance(value, list) and value:
-        return [(where or WHOLE_INPUT, "must be " + _or([_literal(v) for v in value]), False)]
-    if keyword == "const":
-        return [(where or WHOLE_INPUT, "must be " + _literal(value), False)]
-    if keyword == "pattern":
-        return [(where or WHOLE_INPUT, f"must match the pattern '{value}'", False)]
-    if keyword in ("anyOf", "oneOf") and error.context:
-        direct = [sub for sub in error.context if not sub.relative_path]
-        if direct:
-            branches: list[tuple[str, str, bool]] = []
-            for sub in direct:
-                branches.extend(
-                    (where or WHOLE_INPUT, p, True) for _, p, _ in _jsonschema_problems(sub, path)
-                )
-            if branches:
-                return branches
-        return [(where or WHOLE_INPUT, "does not match any of the allowed forms", False)]
-    if keyword == "oneOf":
-        return [(where or WHOLE_INPUT, "matches more than one of the allowed forms", False)]
-    return [(where or WHOLE_INPUT, _strip_instance(error.message), False)]
-
-
-def _search(pattern: str, key: str) -> bool:
     try:
-        return re.search(pattern, key) is not None
-    except re.error:
-        return False
+        key = json.dumps(schema)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None:
+        cached = _COMPILED.get(key)
+        if cached is not None:
+            return cached
+        schema = json.loads(key)
+    cls = _validator_class(schema)
+    cls.check_schema(schema)
+    validator = cls(schema)
+    if key is not None:
+        _COMPILED.put(key, validator)
+    return validator
 
 
-def _number(value: Any) -> Any:
-    """``1.0`` as ``1``, so bounds read as the author wrote them; other values unchanged."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _literal(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else json.dumps(value)
-
-
-def _strip_instance(message: str) -> str:
-    """jsonschema messages start with the offending value; keep the part after it."""
-    for marker in (" is not ", " is too ", " does not ", " should not ", " has non-unique "):
-        head, sep, tail = message.partition(marker)
-        if sep and head:
-            return sep.strip() + " " + tail
-    return message
-
-
-def check_json_schema(schema: JSONSchema, *, tool_name: str) -> Draft202012Validator:
-    """Check a user-supplied input schema (Draft 2020-12) and return a validator for it.
+def checked_input_schema(schema: JSONSchema, *, tool_name: str) -> Any:
+    """Check a user-supplied input schema (Draft 2020-12 unless ``$schema`` says otherwise); its validator.
 
     Raises:
         ToolDefinitionError: The schema is not a valid JSON Schema, or does not describe an object.
@@ -340,7 +154,7 @@ def check_json_schema(schema: JSONSchema, *, tool_name: str) -> Draft202012Valid
             f"got {type(schema).__name__}"
         )
     try:
-        Draft202012Validator.check_schema(schema)
+        validator = schema_validator(schema)
     except SchemaError as exc:
         where = "/".join(str(part) for part in exc.path) or "(root)"
         raise ToolDefinitionError(
@@ -351,29 +165,162 @@ def check_json_schema(schema: JSONSchema, *, tool_name: str) -> Draft202012Valid
             f"Tool {tool_name!r}: input_schema must describe an object of named parameters "
             f"(type 'object'), got type {schema.get('type')!r}"
         )
-    return Draft202012Validator(schema)
+    return validator
 
 
-def format_problems(tool_name: str, problems: Sequence[InputProblem]) -> str:
-    """``Invalid input for tool 'x':`` followed by one ``- parameter: problem`` line per problem."""
-    return _format_lines(tool_name, [f"- {p['parameter']}: {p['problem']}" for p in problems])
+def schema_problems(data: Any, validator: Any) -> list[InputProblem]:
+    """Every problem of ``data`` against a compiled JSON Schema (``schema_validator``)."""
+    return problems_from_jsonschema(validator.iter_errors(data))
 
 
-def _format_lines(tool_name: str, lines: Sequence[str]) -> str:
+# -- the number rule for pydantic-validated input ------------------------------------------
+
+
+def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[[Any], T]:
+    """``validate`` (a pydantic validator) also refusing bools and unallowed NaN/infinities as numbers.
+
+    pydantic's lax mode takes ``True`` for ``1`` and accepts NaN; the input's
+    JSON Schema says where numbers are, so an input holding a bool or a
+    non-finite float is also checked against it (compiled on first need), and
+    its problems are listed with pydantic's own. The common input, holding
+    neither, costs one walk over its values.
+    """
+    if not _has_numbers(schema):
+        return validate
+    guarded_schema = dict(schema)
+
+    def checked(data: Any) -> T:
+        try:
+            result = validate(data)
+        except ValidationError as exc:
+            extra = _number_errors(data, guarded_schema) if _suspicious(data) else []
+            if not extra:
+                raise
+            raise ValidationError.from_exception_data(exc.title, [*_as_details(exc), *extra]) from None
+        if _suspicious(data):
+            errors = _number_errors(data, guarded_schema)
+            if errors:
+                raise ValidationError.from_exception_data("input", errors)
+        return result
+
+    return checked
+
+
+def _as_details(error: ValidationError) -> list[InitErrorDetails]:
+    """pydantic's own errors again, to be raised together with the number rule's (every problem listed)."""
+    return [
+        {
+            "type": PydanticCustomError(detail["type"], detail["msg"], detail.get("ctx")),
+            "loc": detail["loc"],
+            "input": detail["input"],
+        }
+        for detail in error.errors(include_url=False)
+    ]
+
+
+def _has_numbers(schema: Any) -> bool:
+    """Whether any part of ``schema`` has type ``number`` or ``integer``."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            kinds = node.get("type")
+            if kinds == "number" or kinds == "integer":
+                return True
+            if isinstance(kinds, list) and ("number" in kinds or "integer" in kinds):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+_PLAIN = frozenset({int, str, type(None)})
+
+
+def _suspicious(value: Any) -> bool:
+    """Whether ``value`` holds a bool or a non-finite float anywhere (it runs on every call: kept lean)."""
+    return _any_suspicious(value.values()) if type(value) is dict else _any_suspicious((value,))
+
+
+def _any_suspicious(items: Iterable[Any]) -> bool:
+    for item in items:
+        kind = type(item)
+        if kind in _PLAIN:
+            continue
+        if kind is bool:
+            return True
+        if kind is float:
+            if item - item != 0.0:  # NaN and infinities only
+                return True
+        elif kind is dict:
+            if _any_suspicious(item.values()):
+                return True
+        elif (kind is list or kind is tuple) and _any_suspicious(item):
+            return True
+    return False
+
+
+def _number_errors(data: Any, schema: JSONSchema) -> list[InitErrorDetails]:
+    """The schema's complaints about bools and non-finite floats in ``data``, as pydantic line errors."""
+    try:
+        validator = schema_validator(schema)
+    except SchemaError as exc:
+        logger.debug("error=<%s> | input schema not checkable for the number rule", exc.message)
+        return []
+    found: list[InitErrorDetails] = []
+    for error in _number_rule_errors(validator.iter_errors(data)):
+        for phrase in jsonschema_phrases(error):
+            found.append(
+                {
+                    "type": PydanticCustomError("number_rule", phrase),
+                    "loc": tuple(error.absolute_path),
+                    "input": error.instance,
+                }
+            )
+    return found
+
+
+def _number_rule_errors(errors: Iterable[JsonSchemaValidationError]) -> Iterator[JsonSchemaValidationError]:
+    """The errors about numbers, looking into the branches of a failed ``anyOf``/``oneOf``."""
+    for error in errors:
+        if _about_numbers(error):
+            yield error
+        elif error.context:
+            yield from _number_rule_errors(error.context)
+
+
+def _about_numbers(error: JsonSchemaValidationError) -> bool:
+    """A non-finite number, or a bool refused where a number was expected (pydantic coerced it)."""
+    if error.validator == FINITE_KEYWORD:
+        return True
+    return isinstance(error.instance, bool) and error.validator in ("type", "anyOf", "oneOf")
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def format_problems(tool_name: str, problems: Sequence[InputProblem], *, sentences: bool = False) -> str:
+    """``Invalid input for tool 'x':`` then one line per problem.
+
+    Lines are ``- parameter: problem`` (function and module tools), or each
+    problem's whole sentence with ``sentences`` (class tools, as the reference words them).
+    """
+    if sentences:
+        lines = [p.message for p in problems]
+    else:
+        lines = [f"- {p.parameter or WHOLE_INPUT}: {p.problem}" for p in problems]
     return "\n".join([f"Invalid input for tool '{tool_name}':", *lines])
 
 
-def invalid_input_result(
-    tool_use_id: str,
-    tool_name: str,
-    problems: Sequence[InputProblem],
-    *,
-    lines: Sequence[str] | None = None,
-) -> ToolResult:
-    """An error result: the problems as text lines and as ``{"errors": [...]}`` json content.
+def problems_payload(problems: Sequence[InputProblem]) -> dict[str, Any]:
+    """The ``{"errors": [{"parameter": ..., "problem": ...}]}`` json content of an invalid-input result."""
+    return {"errors": [{"parameter": p.parameter or WHOLE_INPUT, "problem": p.problem} for p in problems]}
 
-    ``lines`` replaces the ``- parameter: problem`` lines of the text, for tools
-    whose messages are whole sentences already (class tools); the json content is the same.
-    """
-    text = format_problems(tool_name, problems) if lines is None else _format_lines(tool_name, lines)
-    return error_result(tool_use_id, text, json_content={"errors": [dict(p) for p in problems]})
+
+def invalid_input_result(
+    tool_use_id: str, tool_name: str, problems: Sequence[InputProblem], *, sentences: bool = False
+) -> ToolResult:
+    """An error result: the problems as text lines (see ``format_problems``) and as json content."""
+    text = format_problems(tool_name, problems, sentences=sentences)
+    return error_result(tool_use_id, text, json_content=problems_payload(problems))

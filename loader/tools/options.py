@@ -1,0 +1,72 @@
+"""``ToolOptions``: what ``@tool(...)`` was given, in one object passed whole to the tool's builder.
+
+``@tool`` checks which options fit the decorated object (function or class),
+then hands the same frozen object to ``FunctionTool``/``define_function`` or to
+``decorate_class_with``; no layer below ``@tool`` repeats the list of options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..types import JSONSchema
+
+__all__ = ["CLASS_ONLY", "FUNCTION_ONLY", "ToolOptions"]
+
+FUNCTION_ONLY = ("context", "raise_errors")
+"""Options that only mean something for function tools."""
+
+CLASS_ONLY = ("parameters", "version", "requires_auth", "rate_limit")
+"""Options that only mean something for class tools."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """The options of ``@tool``; every field's default means "not given".
+
+    Attributes:
+        name: The tool name (default: the function's name, or the class name in snake_case).
+        description: The description (default: the docstring).
+        input_schema: A JSON Schema dict (or, for functions, a pydantic model class) replacing the
+            generated schema, for validation as well as for the spec.
+        category: A grouping for listings and search.
+        tags: Labels for listings and search.
+        context: Functions only: ``True`` to inject a ``ToolContext`` into ``tool_context``, or the
+            parameter's name.
+        raise_errors: Functions only: let the function's exceptions propagate.
+        parameters: Classes only: the declared ``ToolParameter`` s (models or dicts).
+        version: Classes only.
+        requires_auth: Classes only.
+        rate_limit: Classes only.
+        examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
+            with the loader's gate on, a reload whose examples fail is rejected.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    input_schema: JSONSchema | type[BaseModel] | None = None
+    category: str | None = None
+    tags: Iterable[str] | None = None
+    context: bool | str = False
+    raise_errors: bool = False
+    parameters: Mapping[str, Any] | None = None
+    version: str | None = None
+    requires_auth: bool | None = None
+    rate_limit: Any = None
+    examples: Any = None
+
+    def given(self, names: Iterable[str]) -> list[str]:
+        """Which of ``names`` were given (differ from their defaults), sorted, for error messages."""
+        defaults = _DEFAULTS
+        return sorted(name for name in names if getattr(self, name) != defaults[name])
+
+    def given_values(self) -> dict[str, Any]:
+        """The options that were given, by name."""
+        return {name: getattr(self, name) for name in self.given(_DEFAULTS)}
+
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(ToolOptions)}
