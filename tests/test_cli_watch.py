@@ -77,25 +77,25 @@ def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_pa
     )
     try:
         child.expect("loaded 1 tool from 1 file in")
-        child.expect("Add two numbers")  # the table is up
-        child.expect("waiting for changes")
+        child.expect("waiting for changes")  # events come before the tools table
+        child.expect("Add two numbers")
 
         write(tools / "greet.py", V1)
-        child.expect("Say hi to someone")  # a new row in the live table
         child.expect(r"tools changed")
         child.expect(r"\+greet")
+        child.expect("Say hi to someone")  # a new row in the live table
 
         write(tools / "greet.py", V2)
-        child.expect("Say hello warmly to someone")
         child.expect("updated")
+        child.expect("Say hello warmly to someone")
 
         write(tools / "greet.py", BROKEN)
         child.expect(rf"tools/greet\.py:{BROKEN_LINE}")  # the failure points at the line
         child.expect("was never closed")
 
         write(tools / "greet.py", V2.replace("warmly", "kindly"))
-        child.expect("Say hello kindly to someone")  # each redraw shows the table, then the event log
-        child.expect("recovered")
+        child.expect("recovered")  # each redraw shows the events, then the table
+        child.expect("Say hello kindly to someone")
 
         child.sendintr()
         child.expect("stopped watching")

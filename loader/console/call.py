@@ -23,7 +23,8 @@ from rich.text import Text
 from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
 from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
-from .render import existing_dirs, find_tool, load_tools, quiet_logs
+from .completion import complete_tool_names
+from .render import find_tool, load_from_args, quiet_logs
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
 
@@ -34,7 +35,8 @@ _PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$", re.DOTALL)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``call NAME [JSON] [key=value ...] [--input-file F] [--dir DIR...]``."""
-    parser.add_argument("name", metavar="NAME", help="the tool to call")
+    name = parser.add_argument("name", metavar="NAME", help="the tool to call")
+    name.completer = complete_tool_names  # type: ignore[attr-defined]
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -186,9 +188,8 @@ def run(args: argparse.Namespace) -> int:
     """Load, call, print; exit 1 on an error result, 2 on bad input or an unknown tool."""
     quiet_logs(args.verbose, tool_errors=True)
     data = parse_input(args.inputs, args.input_file)
-    dirs = existing_dirs(args.dirs)
     err = stderr_console()
-    loader, report = load_tools(dirs, progress_console=err)
+    loader, report = load_from_args(args, progress_console=err)
     try:
         tool = find_tool(loader, args.name, report)
         try:

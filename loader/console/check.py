@@ -27,9 +27,8 @@ from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
     conflict_message,
     display_path,
-    existing_dirs,
     input_properties,
-    load_tools,
+    load_from_args,
     location,
     plural,
     quiet_logs,
@@ -204,8 +203,7 @@ def _table(findings: list[Finding]) -> Table:
 def run(args: argparse.Namespace) -> int:
     """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
-    loader, report = load_tools(dirs, progress_console=stderr_console())
+    loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         findings = find_problems(loader, report, strict=args.strict)
         tool_count = len(loader.registry)
@@ -216,8 +214,10 @@ def run(args: argparse.Namespace) -> int:
     warnings = len(findings) - errors
     if findings:
         console.print(_table(findings))
-    where = ", ".join(display_path(path) for path in dirs)
-    summary = Text(f"checked {tool_count} tools in {len(report.files)} files in {where}: ")
+    where = ", ".join(display_path(path) for path in loader.paths)
+    summary = Text(
+        f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
+    )
     if not findings:
         summary.append("no problems found", style="bold green")
     else:

@@ -7,6 +7,7 @@ the version of a file), so those spellings live here, once.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from rich.text import Text
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
-from .common import UsageError, resolve_dirs
+from .common import UsageError, loader_config, loader_plugins, resolve_dirs
 
 __all__ = [
     "STATE_STYLES",
@@ -36,6 +37,7 @@ __all__ = [
     "existing_dirs",
     "find_tool",
     "input_properties",
+    "load_from_args",
     "load_tools",
     "location",
     "one_line",
@@ -43,6 +45,7 @@ __all__ = [
     "plain_console",
     "plural",
     "problem_rows",
+    "problems_phrase",
     "problems_table",
     "quiet_logs",
     "status_of_tool",
@@ -105,14 +108,18 @@ def quiet_logs(verbose: int, *, tool_errors: bool = False) -> None:
 
 
 def load_tools(
-    dirs: Sequence[Path], *, progress_console: Console | None = None, config: LoaderConfig | None = None
+    dirs: Sequence[Path],
+    *,
+    progress_console: Console | None = None,
+    config: LoaderConfig | None = None,
+    plugins: Sequence[object] = (),
 ) -> tuple[ToolLoader, ScanReport]:
     """Build a loader for ``dirs`` and scan once, with a progress bar on a terminal.
 
     ``progress_console`` (normally stderr) shows a transient bar while files
     load; it is only used when it is an interactive terminal.
     """
-    loader = ToolLoader(dirs, config=config)
+    loader = ToolLoader(dirs, config=config, plugins=plugins)
     if progress_console is None or not progress_console.is_terminal or progress_console.is_dumb_terminal:
         return loader, loader.scan()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -134,6 +141,18 @@ def load_tools(
     return loader, report
 
 
+def load_from_args(
+    args: argparse.Namespace, *, progress_console: Console | None = None
+) -> tuple[ToolLoader, ScanReport]:
+    """``load_tools`` for a command's folder options (DIR, --include, --exclude, --recursive)."""
+    return load_tools(
+        existing_dirs(args.dirs),
+        progress_console=progress_console,
+        config=loader_config(args),
+        plugins=loader_plugins(args),
+    )
+
+
 def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     """The tool called ``name`` (``-`` and ``_`` alike), or a usage error listing what there is.
 
@@ -149,7 +168,9 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     failed = report.failed
     if failed:
         where = ", ".join(display_path(s.path) for s in failed)
-        message += f" ({len(failed)} file(s) did not load: {where}; run `tool-loader check` for details)"
+        message += (
+            f" ({plural(len(failed), 'file')} did not load: {where}; run `tool-loader check` for details)"
+        )
     raise UsageError(escape(message))
 
 
@@ -174,6 +195,19 @@ def location(file: str | os.PathLike[str] | None, line: int | None) -> str:
 def plural(count: int, noun: str) -> str:
     """``1 tool``, ``2 tools``: a count with its noun, so summaries read naturally."""
     return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def problems_phrase(statuses: Iterable[FileStatus]) -> str:
+    """``1 file failed, 2 conflicts``: failures and conflicts counted apart ("" when neither)."""
+    listed = list(statuses)
+    failed = sum(1 for s in listed if s.state in (FileState.FAILED, FileState.STUCK))
+    conflicts = sum(1 for s in listed if s.state is FileState.CONFLICT)
+    parts = []
+    if failed:
+        parts.append(f"{plural(failed, 'file')} failed")
+    if conflicts:
+        parts.append(plural(conflicts, "conflict"))
+    return ", ".join(parts)
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:

@@ -9,11 +9,25 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
+from .common import (
+    UsageError,
+    add_dirs_argument,
+    loader_config,
+    loader_plugins,
+    resolve_dirs,
+    stderr_console,
+)
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "serve the tools over MCP (stdio or streamable HTTP); clients see every change as files are saved"
+
+APPLIES_ONLY_WITH = {
+    "host": ("transport", "http"),
+    "port": ("transport", "http"),
+    "path": ("transport", "http"),
+}
+"""Options refused on the command line unless ``--transport http`` (``loader.cli`` checks them)."""
 
 _STYLES = {
     "tools changed": "cyan",
@@ -83,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reload.loader import ToolLoader
 
     console = stderr_console()
-    loader = ToolLoader(dirs)
+    loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
     report = loader.scan()
     failed = report.failed
     _say(

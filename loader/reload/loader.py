@@ -328,6 +328,11 @@ class ToolLoader:
         """Whether the loader is watching its folders."""
         return self._watching
 
+    @property
+    def importing(self) -> tuple[Path, float] | None:
+        """The file importing right now and since when (``time.monotonic()``), for progress displays."""
+        return self._worker.current
+
     # -------------------------------------------------------- discovery
     def _root_of(self, path: Path) -> Path | None:
         return self._importer.root_of(path)

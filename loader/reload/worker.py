@@ -14,6 +14,7 @@ import logging
 import queue
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +61,12 @@ class ImportWorker:
         self._name = name
         self._queue: queue.SimpleQueue[_Job[Any] | None] | None = None
         self._thread: threading.Thread | None = None
+        self._current: tuple[Path, float] | None = None
+
+    @property
+    def current(self) -> tuple[Path, float] | None:
+        """The file being imported now and since when (``time.monotonic()``), so a console can show it."""
+        return self._current
 
     def run(self, function: Callable[[], _T], timeout: float, *, watch_file: Path | None = None) -> _T:
         """Run ``function`` on the worker; raise ``ImportTimeout`` if it overruns ``timeout``."""
@@ -70,8 +77,13 @@ class ImportWorker:
             )
             self._thread.start()
         job: _Job[_T] = _Job(function)
-        self._queue.put(job)
-        if not job.done.wait(timeout):
+        self._current = None if watch_file is None else (watch_file, time.monotonic())
+        try:
+            self._queue.put(job)
+            finished = job.done.wait(timeout)
+        finally:
+            self._current = None
+        if not finished:
             thread, self._thread = self._thread, None
             stuck_queue, self._queue = self._queue, None
             stuck_queue.put(None)  # the worker exits once the stuck job ends
