@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,7 +39,7 @@ from .render import (
     tool_source,
 )
 
-__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "run"]
+__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "finding_record", "run"]
 
 HELP = "lint the tool folders: load errors, conflicts, names, descriptions, docstrings (exit 1 on errors)"
 
@@ -65,9 +67,12 @@ class Finding:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``check [DIR...] [--strict]``."""
+    """``check [DIR...] [--strict] [--json]``."""
     add_dirs_argument(parser)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "--json", action="store_true", help="print the findings as JSON (for CI annotations and scripts)"
+    )
 
 
 def _file_findings(statuses: Iterable[FileStatus]) -> list[Finding]:
@@ -186,6 +191,19 @@ def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = Fals
     return sorted(found, key=lambda f: (display_path(f.file), f.line or 0, f.severity, f.message))
 
 
+def finding_record(finding: Finding) -> dict[str, Any]:
+    """A finding as a JSON object (``file`` absolute, ``location`` as shown)."""
+    return {
+        "severity": finding.severity,
+        "code": finding.code,
+        "file": finding.file,
+        "line": finding.line,
+        "location": finding.where,
+        "tool": finding.tool,
+        "message": finding.message,
+    }
+
+
 def _table(findings: list[Finding]) -> Table:
     table = titled_table("Findings")
     table.add_column("location", no_wrap=True)
@@ -209,9 +227,23 @@ def run(args: argparse.Namespace) -> int:
         tool_count = len(loader.registry)
     finally:
         loader.close()
-    console = stdout_console()
     errors = sum(1 for f in findings if f.severity == ERROR)
     warnings = len(findings) - errors
+    if args.json:
+        document = {
+            "directories": [str(path) for path in loader.paths],
+            "findings": [finding_record(f) for f in findings],
+            "summary": {
+                "tools": tool_count,
+                "files": len(report.files),
+                "errors": errors,
+                "warnings": warnings,
+                "strict": bool(args.strict),
+            },
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return 1 if errors else 0
+    console = stdout_console()
     if findings:
         console.print(_table(findings))
     where = ", ".join(display_path(path) for path in loader.paths)
