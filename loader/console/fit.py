@@ -23,6 +23,8 @@ class Column:
         comfort: The narrowest width worth showing (never below the header's length).
         want: The width its longest cell needs.
         flexible: Takes whatever width is left once every column has what it wants.
+        header: The header word when it is not ``name``.
+        most: The width it grows to once every column has its ``want`` (default ``want``).
     """
 
     name: str
@@ -30,11 +32,13 @@ class Column:
     comfort: int
     want: int
     flexible: bool = False
+    header: str | None = None
+    most: int | None = None
 
     @property
     def least(self) -> int:
         """The narrowest this column may be: its comfort, and never narrower than its header word."""
-        return max(self.comfort, len(self.name))
+        return max(self.comfort, len(self.header or self.name))
 
 
 def fit_columns(columns: Sequence[Column], width: int, gap: int = 1) -> dict[str, int]:
@@ -44,10 +48,12 @@ def fit_columns(columns: Sequence[Column], width: int, gap: int = 1) -> dict[str
         kept.remove(max(kept, key=lambda c: c.rank))
     widths = {c.name: c.least for c in kept}
     spare = width - sum(widths.values()) - gap * max(0, len(kept) - 1)
-    for column in sorted(kept, key=lambda c: c.rank):
-        grow = min(spare, max(0, column.want - widths[column.name]))
-        widths[column.name] += grow
-        spare -= grow
+    for second in (False, True):
+        for column in sorted(kept, key=lambda c: c.rank):
+            goal = column.most if second and column.most is not None else column.want
+            grow = min(spare, max(0, goal - widths[column.name]))
+            widths[column.name] += grow
+            spare -= grow
     flexible = [c for c in kept if c.flexible]
     if flexible and spare > 0:
         widths[flexible[0].name] += spare

@@ -12,7 +12,6 @@ from rich.text import Text
 from ..status import FileState
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
-    columns_for_width,
     display_path,
     load_from_args,
     plural,
@@ -64,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
             console = stdout_console()
             where = ", ".join(display_path(path) for path in loader.paths)
             if tools:
-                columns = columns_for_width(console.width)
-                console.print(tools_table(tools, loader, title=f"Tools in {where}", columns=columns))
+                console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)

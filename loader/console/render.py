@@ -26,6 +26,7 @@ from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, loader_config, loader_plugins, resolve_dirs
+from .fit import Column, clip, clip_left, fit_columns
 
 __all__ = [
     "STATE_STYLES",
@@ -376,65 +377,72 @@ ALL_COLUMNS = (
     "version",
     "dynamic",
 )
-_NARROW_DROPS = (("dynamic", 150), ("category", 135), ("tags", 125), ("version", 110), ("kind", 95))
-"""Columns left out below a terminal width, least useful first, so narrow terminals stay readable."""
+_HEADERS = {"dynamic": "dyn"}
+_STYLES = {"name": "bold cyan", "source": "dim", "version": "dim"}
 
 
-def columns_for_width(width: int, columns: Sequence[str] = ALL_COLUMNS) -> tuple[str, ...]:
-    """``columns`` without those that do not fit a terminal ``width`` wide."""
-    dropped = {name for name, below in _NARROW_DROPS if width < below}
-    return tuple(c for c in columns if c not in dropped)
+def _tool_cells(tool: AgentTool, loader: ToolLoader) -> dict[str, list[str]]:
+    """Each column's lines for one tool (parameters, tags and version one item a line)."""
+    status = status_of_tool(tool, loader)
+    return {
+        "name": [tool.tool_name],
+        "kind": [tool.tool_type],
+        "source": [tool_location(tool, loader)],
+        "description": [one_line(tool_description(tool))],
+        "parameters": parameter_labels(tool.tool_spec) or ["-"],
+        "category": [tool.category or "-"],
+        "tags": list(tool.tags) or ["-"],
+        "version": tool_version(tool, status).split(" "),
+        "dynamic": ["yes" if tool.is_dynamic else "no"],
+    }
+
+
+def _list_columns(rows: Sequence[dict[str, list[str]]]) -> list[Column]:
+    def longest(name: str) -> int:
+        return max([len(_HEADERS.get(name, name)), *(len(line) for row in rows for line in row[name])])
+
+    return [
+        Column("name", 0, min(longest("name"), 24), longest("name")),
+        Column("kind", 4, 8, longest("kind")),
+        Column("source", 1, min(longest("source"), 20), min(longest("source"), 32), most=longest("source")),
+        Column("description", 2, 20, min(longest("description"), 40), flexible=True),
+        Column("parameters", 3, min(longest("parameters"), 14), longest("parameters")),
+        Column("category", 6, min(longest("category"), 10), longest("category")),
+        Column("tags", 7, min(longest("tags"), 10), longest("tags")),
+        Column("version", 5, 9, longest("version")),
+        Column("dynamic", 8, 3, 3, header="dyn"),
+    ]
 
 
 def tools_table(
-    tools: Iterable[AgentTool],
-    loader: ToolLoader,
-    *,
-    title: str | None = None,
-    columns: Sequence[str] = ALL_COLUMNS,
+    tools: Iterable[AgentTool], loader: ToolLoader, *, title: str | None = None, width: int = 200
 ) -> Table:
-    """One row per tool; ``columns`` picks and orders the columns (``status`` is extra, for ``watch``)."""
+    """One row per tool, fitted to ``width``: least useful columns dropped first, names never broken.
+
+    Only descriptions wrap (between words); names, paths and parameters are cut with ``…``.
+    """
+    rows = [_tool_cells(tool, loader) for tool in tools]
+    widths = fit_columns(_list_columns(rows), width, gap=2)  # a divider and a padding space
     table = titled_table(title, collapse_padding=True)
-    widths: dict[str, dict[str, Any]] = {
-        "name": {"style": "bold cyan", "no_wrap": True},
-        "kind": {"no_wrap": True, "min_width": 8},
-        "source": {"style": "dim", "no_wrap": True, "overflow": "ellipsis"},
-        "description": {"min_width": 16, "ratio": 1},
-        "parameters": {"overflow": "fold"},
-        "category": {"overflow": "fold"},
-        "tags": {"overflow": "fold"},
-        "version": {"style": "dim", "overflow": "fold", "min_width": 9},
-        "dynamic": {"no_wrap": True, "header": "dyn", "min_width": 3},
-        "status": {"overflow": "fold"},
-    }
-    for column in columns:
-        options = dict(widths.get(column, {}))
-        table.add_column(options.pop("header", column), **options)
-    for tool in tools:
-        status = status_of_tool(tool, loader)
-        cells: dict[str, Text | str] = {
-            "name": tool.tool_name,
-            "kind": tool.tool_type,
-            "source": tool_location(tool, loader),
-            "description": one_line(tool_description(tool)),
-            "parameters": "\n".join(parameter_labels(tool.tool_spec)) or "-",
-            "category": tool.category or "-",
-            "tags": "\n".join(tool.tags) or "-",
-            "version": tool_version(tool, status).replace(" ", "\n"),
-            "dynamic": "yes" if tool.is_dynamic else "no",
-            "status": _tool_status(status),
-        }
-        table.add_row(*(cells[c] if isinstance(cells[c], Text) else Text(str(cells[c])) for c in columns))
+    for name, size in widths.items():
+        wraps = name == "description"
+        table.add_column(
+            _HEADERS.get(name, name),
+            width=size,
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+            style=_STYLES.get(name, ""),
+        )
+    for row in rows:
+        cells = []
+        for name, size in widths.items():
+            if name == "description":
+                cells.append(Text(row[name][0]))
+                continue
+            cut = clip_left if name == "source" else clip
+            cells.append(Text("\n".join(cut(line, size) for line in row[name])))
+        table.add_row(*cells)
     return table
-
-
-def _tool_status(status: FileStatus | None) -> Text:
-    """``ok``, or why the tool is the last good version of a file that now fails."""
-    if status is None or status.state is FileState.LOADED:
-        return Text("ok", style="green")
-    if status.state is FileState.CONFLICT:
-        return Text("ok (file has a conflict)", style="yellow")
-    return Text(f"last good version (file {status.state})", style="bold red")
 
 
 def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
