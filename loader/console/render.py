@@ -405,7 +405,7 @@ def _list_columns(rows: Sequence[dict[str, list[str]]]) -> list[Column]:
         Column("name", 0, min(longest("name"), 24), longest("name")),
         Column("kind", 4, 8, longest("kind")),
         Column("source", 1, min(longest("source"), 20), min(longest("source"), 32), most=longest("source")),
-        Column("description", 2, 20, min(longest("description"), 40), flexible=True),
+        Column("description", 2, 28, min(longest("description"), 40), flexible=True),
         Column("parameters", 3, min(longest("parameters"), 14), longest("parameters")),
         Column("category", 6, min(longest("category"), 10), longest("category")),
         Column("tags", 7, min(longest("tags"), 10), longest("tags")),

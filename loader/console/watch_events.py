@@ -100,15 +100,17 @@ class EventDeriver:
             and self._hashes.get(e.path) != e.status.content_hash
         ]
         rows: list[EventLine] = []
+        dependents: list[EventLine] = []  # shown after the helper they follow
         for event in events:
             if event.path in moved_away:
                 continue
             if event.path in moves:
                 rows.append(_moved_line(moves[event.path], event))
             elif self._reran_for_helper(event):
-                rows.append(_helper_line(event, failed_helpers, changed_helpers))
+                dependents.append(_helper_line(event, failed_helpers, changed_helpers))
             else:
                 rows.append(describe_event(event))
+        rows.extend(dependents)
         for event in events:
             self._hashes[event.path] = (
                 None if event.status.state is FileState.REMOVED else event.status.content_hash
