@@ -54,6 +54,7 @@ HELP = "load the tool folders and show tools and reload events live as files cha
 
 _GATHER_SECONDS = 0.05  # events of one save arrive within this window: show them together
 _POLL_SECONDS = 0.25  # how often an import in progress is re-checked
+_FALLBACK_SIZE = (80, 24)
 
 
 class _Token:
@@ -238,6 +239,8 @@ def _terminal_size(console: Console) -> tuple[int, int]:
         size = os.get_terminal_size(sys.stdout.fileno())
     except (OSError, ValueError):
         return console.size
+    if size.columns <= 0 or size.lines <= 0:  # a pseudo-terminal nobody sized
+        return _FALLBACK_SIZE
     return size.columns, size.lines
 
 
