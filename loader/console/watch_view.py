@@ -82,7 +82,14 @@ def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -
     if frame.importing is not None and frame.importing[1] >= IMPORT_NOTICE_SECONDS:
         shown, seconds = frame.importing
         lines.append(Text(clip(f"importing {shown}… {seconds:.0f} s", width), style="bold yellow"))
-    lines.extend(_problem_lines(frame.statuses, console, width))
+    problems = _problem_lines(frame.statuses, console, width)
+    if len(lines) + len(problems) > height:  # more problems than the screen holds: say where the rest are
+        fits = max(0, height - len(lines) - 1)
+        problems = [
+            *problems[:fits],
+            Text(clip("… and more problems (tool-loader check)", width), "bold red"),
+        ]
+    lines.extend(problems)
     room = height - len(lines)
     tools_least = 2 if frame.tools else 1
     events = list(frame.events)[-frame.keep_events :]
