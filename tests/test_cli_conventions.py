@@ -130,6 +130,23 @@ def test_include_exclude_and_recursive_choose_the_files_every_command_loads(tmp_
     assert done.returncode == 2 and "unknown tool 'mul'" in done.stderr
     check = run_cli("check", "--no-recursive", "--json", cwd=tmp_path)
     assert json.loads(check.stdout)["summary"]["tools"] == 3
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "--exclude", "draft_*", "--no-recursive"],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watch.stdout is not None
+        assert watch.stdout.readline().startswith("loaded 2 tools from 2 files in tools")
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(timeout=30) == 0
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait()
 
 
 def test_check_json_lists_findings_and_exits_like_check(tmp_path: Path) -> None:

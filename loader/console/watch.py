@@ -31,16 +31,16 @@ from rich.live import Live
 
 from ..registry import RegistryChangeSet
 from ..reload.loader import ToolLoader
-from ..status import FileState, LoaderEvent, ScanReport
-from .common import add_dirs_argument, loader_config, positive_int, stderr_console, stdout_console
+from ..status import LoaderEvent, ScanReport
+from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
 from .render import (
     callback_line,
     display_path,
-    existing_dirs,
-    load_tools,
+    load_from_args,
     plain_console,
     plural,
     problem_rows,
+    problems_phrase,
     quiet_logs,
     status_of_tool,
     tool_location,
@@ -177,19 +177,14 @@ class _WatchState:
 
 
 def summary(report: ScanReport, loader: ToolLoader) -> str:
-    """``loaded 8 tools from 9 files in tools (22 ms), 1 failed, 1 conflict``."""
+    """``loaded 8 tools from 9 files in tools (22 ms), 1 file failed, 1 conflict``."""
     where = ", ".join(display_path(path) for path in loader.paths)
     text = (
         f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} in {where} "
         f"({report.seconds * 1000:.0f} ms)"
     )
-    failed = sum(1 for s in report.failed if s.state is not FileState.CONFLICT)
-    conflicts = len(report.failed) - failed
-    if failed:
-        text += f", {failed} failed"
-    if conflicts:
-        text += f", {plural(conflicts, 'conflict')}"
-    return text
+    problems = problems_phrase(report.failed)
+    return f"{text}, {problems}" if problems else text
 
 
 def _route_logs_to(console: Console) -> None:
@@ -205,12 +200,9 @@ def _route_logs_to(console: Console) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scan, print a summary, then watch until Ctrl-C (exit status 0: Ctrl-C is how watching ends)."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
     interactive = sys.stdout.isatty() and not stdout_console().is_dumb_terminal
     console = stdout_console() if interactive else plain_console()
-    loader, report = load_tools(
-        dirs, progress_console=stderr_console() if interactive else None, config=loader_config(args)
-    )
+    loader, report = load_from_args(args, progress_console=stderr_console() if interactive else None)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.put),
