@@ -1,21 +1,50 @@
-"""The ``tool-loader`` command line: argparse for parsing, rich for every line of output."""
+"""The ``tool-loader`` command line: argparse for parsing, rich for every line of output.
+
+Each command is a module under ``loader.console`` with ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``; adding a command is one
+line in ``COMMANDS``. Optional module attributes:
+
+* ``APPLIES_ONLY_WITH = {"host": ("transport", "http")}``: an option given on
+  the command line when another option has a different value is a usage error.
+
+Every option of every command is configurable through ``TOOL_LOADER_<OPTION>``
+and ``[tool.tool-loader]`` in the nearest ``pyproject.toml`` (``console/settings.py``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import logging
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, cast
 
 from rich.markup import escape
 
+from . import __version__
 from .calls import DEFAULT_CALL_TIMEOUT, CallLimits
-from .console.common import UsageError, stderr_console
+from .console import settings
+from .console.common import UsageError, error_console, set_quiet
 from .console.isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
 
-__all__ = ["build_parser", "call_timeout_seconds", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "ParsedCommand",
+    "build_parser",
+    "call_timeout_seconds",
+    "main",
+    "parse",
+    "settings_for",
+]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 class _CommandModule(Protocol):
@@ -35,39 +64,70 @@ COMMANDS: dict[str, str] = {
     "check": "loader.console.check",
     "new": "loader.console.new",
     "serve": "loader.console.serve",
+    "mcp-config": "loader.console.mcp_config",
+    "config": "loader.console.config_cmd",
+    "completion": "loader.console.completion",
+    "history": "loader.console.history_cmd",
+    "diff": "loader.console.diff_cmd",
+    "rollback": "loader.console.rollback_cmd",
 }
 
-# Issue 13 (safe iteration): tool history, diff and rollback.
-COMMANDS.update(
-    {
-        "history": "loader.console.history_cmd",
-        "diff": "loader.console.diff_cmd",
-        "rollback": "loader.console.rollback_cmd",
-    }
-)
+_EPILOG = """\
+configuration (highest first):
+  1. options on the command line
+  2. environment variables TOOL_LOADER_<OPTION>, e.g. TOOL_LOADER_DIRS=tools:more_tools
+  3. the [tool.tool-loader] table of the nearest pyproject.toml (walking up from here);
+     [tool.tool-loader.<command>] overrides it for one command
+  4. the defaults shown in each command's --help
+`tool-loader config` prints the effective settings and where each came from.
+
+exit status: 0 ok, 1 failure or error result, 2 usage error, 130 interrupted.
+"""
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
+    """``-v``, ``-q`` and ``--no-color``, accepted before or after the command."""
+    default: Any = argparse.SUPPRESS if after_command else None
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "-v", "--verbose", action="count", default=default, help="log more (-v info, -vv debug, tracebacks)"
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="only results and errors: no progress"
+    )
+    group.add_argument("--no-color", action="store_true", default=default, help="no colours (as NO_COLOR=1)")
+
+
+def _module(name: str) -> _CommandModule:
+    return cast(_CommandModule, importlib.import_module(COMMANDS[name]))
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, one sub-command per entry of ``COMMANDS``."""
     parser = argparse.ArgumentParser(
         prog="tool-loader",
-        description="Hot-reloading loader for AI-agent tools: list, watch, call, inspect, check, new, serve.",
+        description="Hot-reloading loader for AI-agent tools: " + ", ".join(COMMANDS) + ".",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
+    parser.add_argument("-V", "--version", action="version", version=f"tool-loader {__version__}")
+    _add_global_options(parser, after_command=False)
+    parser.set_defaults(verbose=0, quiet=False, no_color=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module_name in COMMANDS.items():
-        module = cast(_CommandModule, importlib.import_module(module_name))
+    for name in COMMANDS:
+        module = _module(name)
         command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command_parser)
-        # -- process isolation (issue 10 B): the same options on every command that runs tool code --
-        if name in ISOLATION_COMMANDS:
+        if name in ISOLATION_COMMANDS:  # the same options on every command that runs tool code
             add_isolation_arguments(command_parser)
-        command_parser.set_defaults(_run=module.run)
-    _add_call_timeout(sub.choices["call"], sub.choices["serve"])
+        if name in CALL_TIMEOUT_COMMANDS:
+            _add_call_timeout(command_parser)
+        _add_global_options(command_parser, after_command=True)
+        command_parser.set_defaults(_run=module.run, _command=name)
     return parser
 
 
-# -- --call-timeout (call, serve): parsed here, read as args.call_timeout (None: no limit) ---------
+CALL_TIMEOUT_COMMANDS = ("call", "serve")
 
 
 def call_timeout_seconds(text: str) -> float | None:
@@ -80,38 +140,149 @@ def call_timeout_seconds(text: str) -> float | None:
         ) from None
 
 
-def _add_call_timeout(*parsers: argparse.ArgumentParser) -> None:
-    for parser in parsers:
-        parser.add_argument(
-            "--call-timeout",
-            type=call_timeout_seconds,
-            default=DEFAULT_CALL_TIMEOUT,
-            metavar="SECONDS",
-            help=f"stop waiting for a tool call after SECONDS; it returns an error result "
-            f"(default: {DEFAULT_CALL_TIMEOUT:g}; 0: no limit)",
-        )
+def _add_call_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--call-timeout",
+        type=call_timeout_seconds,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop waiting for a tool call after SECONDS; it returns an error result "
+        f"(default: {DEFAULT_CALL_TIMEOUT:g}; 0: no limit)",
+    )
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Mapping[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return cast(Mapping[str, argparse.ArgumentParser], action.choices)
+    return {}
+
+
+class ParsedCommand:
+    """A parsed command line with every option filled from its configuration layer."""
+
+    def __init__(self, args: argparse.Namespace, settings: settings.Settings) -> None:
+        self.args = args
+        self.settings = settings
+
+
+def parse(
+    argv: Sequence[str] | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    parser: argparse.ArgumentParser | None = None,
+) -> ParsedCommand:
+    """Parse ``argv`` and fill options from env, ``pyproject.toml`` and defaults.
+
+    Raises:
+        SystemExit: argparse's own usage errors (status 2), ``--help``, ``--version``.
+        UsageError: A configured value does not fit its option, or an option
+            does not apply with the others given.
+    """
+    parser = parser or build_parser()
+    defaults = _prepare(parser)
+    args, extra = parser.parse_known_args(argv)
+    # Positionals may follow options (``call NAME --dir D a=1``): argparse leaves them over.
+    spill = getattr(args, "_extra_positionals", None)
+    if extra and spill and not any(item.startswith("-") for item in extra):
+        setattr(args, spill, [*(getattr(args, spill) or []), *extra])
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    command = cast(str, args._command)
+    effective = settings.resolve(
+        args,
+        [
+            *settings.configurable_actions(parser),
+            *settings.configurable_actions(_subparsers(parser)[command]),
+        ],
+        defaults[command],
+        command=command,
+        file=settings.load_file_config(),
+        environ=os.environ if environ is None else environ,
+    )
+    _check_applies(command, effective)
+    return ParsedCommand(args, effective)
+
+
+def _prepare(parser: argparse.ArgumentParser) -> dict[str, dict[str, Any]]:
+    """Every command's original defaults (globals included), with the parser's own set to None."""
+    global_defaults = {"verbose": 0, "quiet": False, "no_color": False}
+    settings.prepare(parser)
+    parser.set_defaults(verbose=None, quiet=None, no_color=None)
+    return {
+        name: {**global_defaults, **settings.prepare(command_parser)}
+        for name, command_parser in _subparsers(parser).items()
+    }
+
+
+def settings_for(command: str, environ: Mapping[str, str] | None = None) -> settings.Settings:
+    """The settings ``command`` would run with given no options (env, file, defaults)."""
+    parser = build_parser()
+    defaults = _prepare(parser)
+    return settings.resolve(
+        argparse.Namespace(),
+        [
+            *settings.configurable_actions(parser),
+            *settings.configurable_actions(_subparsers(parser)[command]),
+        ],
+        defaults[command],
+        command=command,
+        file=settings.load_file_config(),
+        environ=os.environ if environ is None else environ,
+    )
+
+
+def _check_applies(command: str, effective: settings.Settings) -> None:
+    rules: Mapping[str, tuple[str, str]] = getattr(_module(command), "APPLIES_ONLY_WITH", {})
+    for dest, (other, wanted) in rules.items():
+        given = effective.values.get(dest)
+        current = effective.values.get(other)
+        if given is None or current is None or given.source != "command line":
+            continue
+        if str(current.value) != wanted:
+            option = "--" + dest.replace("_", "-")
+            raise UsageError(
+                f"{command} {option} applies only with --{other.replace('_', '-')} {wanted} "
+                f"(the {other.replace('_', ' ')} is {current.value}, from {current.source})"
+            )
+
+
+def _apply_globals(args: argparse.Namespace) -> None:
+    if args.no_color:
+        os.environ["NO_COLOR"] = "1"
+    set_quiet(bool(args.quiet))
+    level = logging.ERROR if args.quiet else logging.WARNING - 10 * min(int(args.verbose or 0), 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _usage_error(message: str) -> int:
+    error_console().print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tool-loader`` and ``python -m loader``; returns the exit status."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    # Positionals may follow options (``call NAME --dir D a=1``): argparse leaves them over.
-    spill = getattr(args, "_extra_positionals", None)
-    if extra and spill and not any(item.startswith("-") for item in extra):
-        setattr(args, spill, [*getattr(args, spill), *extra])
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    level = logging.WARNING - 10 * min(args.verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if "_ARGCOMPLETE" in os.environ:
+        from .console.completion import autocomplete
+
+        autocomplete(parser)
+    try:
+        parsed = parse(argv, parser=parser)
+    except UsageError as exc:
+        return _usage_error(str(exc))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    args = parsed.args
+    args._settings = parsed.settings
+    _apply_globals(args)
     run = cast(Callable[[argparse.Namespace], int], args._run)
     try:
         return run(args)
     except UsageError as exc:
-        stderr_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return 2
-    except KeyboardInterrupt:  # the user's Ctrl-C (a tool's own KeyboardInterrupt is an error result)
-        return 130
+        return _usage_error(str(exc))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

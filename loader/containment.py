@@ -29,13 +29,19 @@ import asyncio
 import signal
 import threading
 
-__all__ = ["belongs_to_caller"]
+__all__ = ["HostInterrupt", "belongs_to_caller"]
+
+
+class HostInterrupt(KeyboardInterrupt):
+    """Ctrl-C raised by a host's own SIGINT handler (the console's ``call``): always the caller's."""
 
 
 def belongs_to_caller(exc: BaseException) -> bool:
     """Whether an exception seen around tool code must propagate instead of becoming an error result."""
     if isinstance(exc, asyncio.CancelledError):
         return _task_is_cancelled()
+    if isinstance(exc, HostInterrupt):
+        return True
     if isinstance(exc, KeyboardInterrupt):
         return (
             threading.current_thread() is threading.main_thread()

@@ -106,15 +106,17 @@ def cli_env() -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, merge: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m loader ARGS`` from ``cwd`` (never the repository root, whose ``loader/`` is not installed).
 
-    ``merge`` sends stderr into stdout.
+    ``merge`` sends stderr into stdout; ``env`` adds variables to the environment.
     """
     return subprocess.run(
         [sys.executable, "-m", "loader", *args],
         cwd=cwd,
-        env=cli_env(),
+        env={**cli_env(), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if merge else subprocess.PIPE,
         text=True,

@@ -112,3 +112,57 @@ def test_inputs_may_follow_options(tmp_path: Path) -> None:
     assert "42" in done.stdout
     bad = run_cli("list", str(SAMPLE_TOOLS), "--bogus", cwd=tmp_path)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+
+
+RAISING = '''
+from loader import tool
+
+
+def _fetch(city: str) -> str:
+    raise RuntimeError("weather service down")
+
+
+@tool
+def forecast(city: str) -> str:
+    """Forecast for a city."""
+    return _fetch(city)
+'''
+
+
+def test_a_tool_exception_names_the_raising_line_and_offers_the_traceback(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "weather.py").write_text(RAISING.lstrip())
+    done = run_cli("call", "forecast", "city=Lisbon", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == "Error: RuntimeError - weather service down\n"
+    assert "raised at tools/weather.py:5 in _fetch (-v for the traceback)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    verbose = run_cli("call", "forecast", "city=Lisbon", "-v", cwd=tmp_path)  # -v after the command
+    assert verbose.returncode == 1
+    assert "Traceback (most recent call last)" in verbose.stderr
+    assert 'raise RuntimeError("weather service down")' in verbose.stderr
+    assert "raised at tools/weather.py:5 in _fetch\n" in verbose.stderr
+
+
+def test_a_word_without_equals_sign_asks_for_key_value(tmp_path: Path) -> None:
+    done = call("forecast_city", "city", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "argument 1: expected key=value (or a JSON object), got 'city'" in done.stderr
+    assert "JSON" not in done.stderr.split("got")[0].replace("(or a JSON object)", "")
+
+
+def test_validation_problems_are_printed_once(tmp_path: Path) -> None:
+    done = call("calculator", "operation=add", "a=1", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == "Invalid input for tool 'calculator':\n- b: missing required parameter\n"
+
+
+def test_json_nested_ten_thousand_deep_is_a_usage_error(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a": ' + "[" * 10_000 + "]" * 10_000 + "}")
+    done = call("calculator", "--input-file", str(deep), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"the JSON in {deep} is nested too deeply to read" in done.stderr
+    assert "RecursionError" not in done.stderr and "Traceback" not in done.stderr

@@ -113,7 +113,7 @@ def test_failures_and_conflicts_have_their_own_section_and_exit_status_1(tmp_pat
     assert "failed" in broken and "SyntaxError" in broken
     conflict = row_of(done.stdout, "tools/b.py")
     assert "conflict" in conflict and "'dup' is already defined in tools/a.py" in conflict
-    assert "2 file(s) did not load" in done.stdout
+    assert "1 file failed, 1 conflict" in done.stdout  # conflicts counted apart from failures
     assert "load failed" not in done.stderr  # the loader's own warnings stay off the console
 
     as_json = run_cli("list", "--json", cwd=tmp_path)

@@ -64,3 +64,24 @@ def test_invalid_name_is_a_usage_error_from_the_command(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "invalid tool name 'my-tool': use a Python identifier" in done.stderr
     assert not (tmp_path / "tools").exists()
+
+
+def test_a_name_the_folder_already_defines_is_refused_naming_file_and_line_unless_forced(
+    tmp_path: Path,
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "weather.py").write_text(
+        'from loader import tool\n\n\n@tool\ndef forecast(city: str) -> str:\n    """Forecast."""\n    return city\n'
+    )
+    refused = run_cli("new", "forecast", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert (
+        "a tool named 'forecast' is already defined at tools/weather.py:4"
+    )  # the @tool line in refused.stderr
+    assert "--force" in refused.stderr
+    assert not (tools / "forecast.py").exists()
+
+    forced = run_cli("new", "forecast", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert (tools / "forecast.py").is_file()

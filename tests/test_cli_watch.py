@@ -77,25 +77,25 @@ def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_pa
     )
     try:
         child.expect("loaded 1 tool from 1 file in")
-        child.expect("Add two numbers")  # the table is up
-        child.expect("waiting for changes")
+        child.expect("waiting for changes")  # events come before the tools table
+        child.expect("Add two numbers")
 
         write(tools / "greet.py", V1)
-        child.expect("Say hi to someone")  # a new row in the live table
         child.expect(r"tools changed")
         child.expect(r"\+greet")
+        child.expect("Say hi to someone")  # a new row in the live table
 
         write(tools / "greet.py", V2)
-        child.expect("Say hello warmly to someone")
         child.expect("updated")
+        child.expect("Say hello warmly to someone")
 
         write(tools / "greet.py", BROKEN)
         child.expect(rf"tools/greet\.py:{BROKEN_LINE}")  # the failure points at the line
         child.expect("was never closed")
 
         write(tools / "greet.py", V2.replace("warmly", "kindly"))
-        child.expect("Say hello kindly to someone")  # each redraw shows the table, then the event log
-        child.expect("recovered")
+        child.expect("recovered")  # each redraw shows the events, then the table
+        child.expect("Say hello kindly to someone")
 
         child.sendintr()
         child.expect("stopped watching")
@@ -182,3 +182,55 @@ def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> N
     stderr = process.stderr.read() if process.stderr else ""
     assert "Traceback" not in stderr
     assert not any("\x1b" in line for line in out.seen)  # no ANSI codes in plain mode
+
+
+HELPER = """
+def shout(text: str) -> str:
+    return text.upper()
+"""
+
+USER = '''
+from loader import tool
+from helper import shout
+
+@tool
+def loud(text: str) -> str:
+    """Say it loudly."""
+    return shout(text)
+'''
+
+
+def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "greet.py", V1)
+    write(tools / "helper.py", HELPER)
+    write(tools / "user.py", USER)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^loaded 2 tools from 3 files in tools \(\d+ ms\)$")
+        out.wait_for(r"^watching tools")
+        clock = r"^\d\d:\d\d:\d\d "
+
+        (tools / "greet.py").rename(tools / "hello.py")
+        out.wait_for(clock + r"moved tools/greet\.py → tools/hello\.py greet \(\d+\.\d ms\)$")
+
+        write(tools / "helper.py", HELPER + "\ndef broken(:\n")
+        out.wait_for(clock + r"failed tools/helper\.py:\d+ SyntaxError")
+        out.wait_for(clock + r"kept tools/user\.py loud \(last good version: tools/helper\.py failed\)")
+
+        process.send_signal(signal.SIGINT)
+        out.wait_for(r"^stopped watching$")
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not any(re.search(r" (removed|added) tools/(greet|hello)\.py", line) for line in out.seen)

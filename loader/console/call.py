@@ -10,9 +10,12 @@ import argparse
 import asyncio
 import json
 import re
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, cast
 
 from rich.console import Console
@@ -20,11 +23,13 @@ from rich.json import JSON
 from rich.markup import escape
 from rich.text import Text
 
+from ..containment import HostInterrupt
 from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
-from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
-from .isolation_args import loader_config
-from .render import existing_dirs, find_tool, load_tools, quiet_logs
+from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
+from .completion import complete_tool_names
+from .raised import RaiseCatcher, formatted_traceback, raising_frame
+from .render import find_tool, load_from_args, quiet_logs
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
 
@@ -35,7 +40,8 @@ _PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$", re.DOTALL)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``call NAME [JSON] [key=value ...] [--input-file F] [--dir DIR...]``."""
-    parser.add_argument("name", metavar="NAME", help="the tool to call")
+    name = parser.add_argument("name", metavar="NAME", help="the tool to call")
+    name.completer = complete_tool_names  # type: ignore[attr-defined]
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -65,16 +71,20 @@ def _load_object(text: str, source: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(escape(_json_problem(exc, source))) from None
+    except RecursionError:
+        raise UsageError(escape(f"the JSON in {source} is nested too deeply to read")) from None
     if not isinstance(value, dict):
         raise UsageError(escape(f"the input in {source} must be a JSON object, not {type(value).__name__}"))
     return value
 
 
-def _pair_value(raw: str) -> Any:
+def _pair_value(key: str, raw: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError:
         return raw
+    except RecursionError:
+        raise UsageError(escape(f"the JSON value of {key}= is nested too deeply to read")) from None
 
 
 def parse_input(
@@ -100,10 +110,13 @@ def parse_input(
             data.update(_load_object(text, str(input_file)))
     documents = 0
     for index, item in enumerate(inputs, 1):
-        pair = None if item.lstrip().startswith(("{", "[")) else _PAIR.match(item)
+        is_json = item.lstrip().startswith(("{", "["))
+        pair = None if is_json else _PAIR.match(item)
         if pair is not None:
-            data[pair.group(1)] = _pair_value(pair.group(2))
+            data[pair.group(1)] = _pair_value(pair.group(1), pair.group(2))
             continue
+        if not is_json:
+            raise UsageError(escape(f"argument {index}: expected key=value (or a JSON object), got {item!r}"))
         documents += 1
         if documents > 1:
             raise UsageError(
@@ -161,8 +174,12 @@ def _event_printer(console: Console) -> Callable[[Any], None]:
 
 
 def _print_result(console: Console, result: ToolResult) -> None:
+    """The result's blocks; an error's JSON twin of its text (validation problems) is shown once."""
     error = result.get("status") == "error"
-    for block in result.get("content", []):
+    blocks = list(result.get("content", []))
+    if error and any("text" in block for block in blocks):
+        blocks = [block for block in blocks if "json" not in block]
+    for block in blocks:
         if "text" in block:
             console.print(
                 block["text"], markup=False, highlight=False, soft_wrap=True, style="red" if error else None
@@ -185,18 +202,55 @@ def _print_result(console: Console, result: ToolResult) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, call, print; exit 1 on an error result, 2 on bad input or an unknown tool."""
-    quiet_logs(args.verbose, tool_errors=True)
+    quiet_logs(args.verbose)
     data = parse_input(args.inputs, args.input_file)
-    dirs = existing_dirs(args.dirs)
     err = stderr_console()
-    loader, report = load_tools(dirs, progress_console=err, config=loader_config(args))
+    loader, report = load_from_args(args, progress_console=err)
     try:
         tool = find_tool(loader, args.name, report)
-        try:
-            result = asyncio.run(stream_tool(tool, data, _event_printer(err)))
-        except Exception as exc:  # a tool whose stream raises instead of yielding an error result
-            result = exception_result("", exc)
+        raised: BaseException | None = None
+        with RaiseCatcher() as catcher:
+            try:
+                result = _run_interruptibly(stream_tool(tool, data, _event_printer(err)))
+            except Exception as exc:  # a tool whose stream raises instead of yielding an error result
+                result = exception_result("", exc)
+                raised = exc
         _print_result(stdout_console(), result)
+        raised = raised or catcher.exception
+        if raised is not None and result.get("status") == "error":
+            _print_raise(raised, loader.paths, verbose=bool(args.verbose))
         return 1 if result.get("status") == "error" else 0
     finally:
         loader.close()
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise HostInterrupt  # a KeyboardInterrupt containment never mistakes for the tool's own
+
+
+def _run_interruptibly(coroutine: Coroutine[Any, Any, ToolResult]) -> ToolResult:
+    """``asyncio.run``, but Ctrl-C interrupts at once (exit status 130).
+
+    ``asyncio.run`` answers the first Ctrl-C by cancelling its task, which never
+    happens while a synchronous tool holds the event loop; with a handler of
+    our own installed it leaves SIGINT alone, and KeyboardInterrupt is raised
+    wherever the main thread is, tool code included.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coroutine)
+    previous = signal.signal(signal.SIGINT, _raise_interrupt)
+    try:
+        return asyncio.run(coroutine)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _print_raise(exc: BaseException, roots: Sequence[Path], *, verbose: bool) -> None:
+    """Where the tool raised (and with ``-v`` the traceback), on stderr."""
+    console = error_console()
+    if verbose:
+        console.print(formatted_traceback(exc), markup=False, highlight=False, soft_wrap=True, style="dim")
+    where = raising_frame(exc, roots)
+    if where is not None:
+        hint = "" if verbose else " (-v for the traceback)"
+        console.print(f"raised at {where}{hint}", markup=False, highlight=False, soft_wrap=True, style="red")

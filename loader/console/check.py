@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,9 +29,8 @@ from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
     conflict_message,
     display_path,
-    existing_dirs,
     input_properties,
-    load_tools,
+    load_from_args,
     location,
     plural,
     quiet_logs,
@@ -38,7 +39,7 @@ from .render import (
     tool_source,
 )
 
-__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "run"]
+__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "finding_record", "run"]
 
 HELP = "lint the tool folders: load errors, conflicts, names, descriptions, docstrings (exit 1 on errors)"
 
@@ -66,11 +67,14 @@ class Finding:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``check [DIR...] [--strict]``."""
+    """``check [DIR...] [--strict] [--json]``."""
     add_dirs_argument(parser)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument(
         "--examples", action="store_true", help="also run every tool's examples (errors if one fails)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the findings as JSON (for CI annotations and scripts)"
     )
 
 
@@ -190,6 +194,19 @@ def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = Fals
     return sorted(found, key=lambda f: (display_path(f.file), f.line or 0, f.severity, f.message))
 
 
+def finding_record(finding: Finding) -> dict[str, Any]:
+    """A finding as a JSON object (``file`` absolute, ``location`` as shown)."""
+    return {
+        "severity": finding.severity,
+        "code": finding.code,
+        "file": finding.file,
+        "line": finding.line,
+        "location": finding.where,
+        "tool": finding.tool,
+        "message": finding.message,
+    }
+
+
 def _table(findings: list[Finding]) -> Table:
     table = titled_table("Findings")
     table.add_column("location", no_wrap=True)
@@ -207,8 +224,7 @@ def _table(findings: list[Finding]) -> Table:
 def run(args: argparse.Namespace) -> int:
     """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
-    loader, report = load_tools(dirs, progress_console=stderr_console())
+    loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         findings = find_problems(loader, report, strict=args.strict)
         if args.examples:  # issue 13; imported here because check_examples imports Finding from this module
@@ -218,13 +234,29 @@ def run(args: argparse.Namespace) -> int:
         tool_count = len(loader.registry)
     finally:
         loader.close()
-    console = stdout_console()
     errors = sum(1 for f in findings if f.severity == ERROR)
     warnings = len(findings) - errors
+    if args.json:
+        document = {
+            "directories": [str(path) for path in loader.paths],
+            "findings": [finding_record(f) for f in findings],
+            "summary": {
+                "tools": tool_count,
+                "files": len(report.files),
+                "errors": errors,
+                "warnings": warnings,
+                "strict": bool(args.strict),
+            },
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return 1 if errors else 0
+    console = stdout_console()
     if findings:
         console.print(_table(findings))
-    where = ", ".join(display_path(path) for path in dirs)
-    summary = Text(f"checked {tool_count} tools in {len(report.files)} files in {where}: ")
+    where = ", ".join(display_path(path) for path in loader.paths)
+    summary = Text(
+        f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
+    )
     if not findings:
         summary.append("no problems found", style="bold green")
     else:

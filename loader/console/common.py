@@ -1,20 +1,48 @@
-"""What every console command shares: directory arguments and the output consoles."""
+"""What every console command shares: folder arguments, number types and the output consoles."""
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-__all__ = ["UsageError", "add_dirs_argument", "resolve_dirs", "stderr_console", "stdout_console"]
+from ..hookspecs import hookimpl
+from ..reload.loader import LoaderConfig
+
+__all__ = [
+    "SourceFilter",
+    "UsageError",
+    "add_dirs_argument",
+    "error_console",
+    "loader_config",
+    "loader_plugins",
+    "non_negative_float",
+    "non_negative_int",
+    "positive_float",
+    "positive_int",
+    "resolve_dirs",
+    "set_quiet",
+    "stderr_console",
+    "stdout_console",
+]
 
 DEFAULT_TOOLS_DIR = Path("tools")
+
+_quiet = False
 
 
 class UsageError(Exception):
     """A command-line mistake: printed without a traceback, exit status 2."""
+
+
+def set_quiet(quiet: bool) -> None:
+    """``-q``: progress, summaries and stream events on stderr go silent (errors still show)."""
+    global _quiet
+    _quiet = quiet
 
 
 def stdout_console() -> Console:
@@ -23,12 +51,50 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
-    """The console for errors and progress."""
+    """The console for progress and chatter on stderr (silent under ``-q``)."""
+    return Console(stderr=True, quiet=_quiet)
+
+
+def error_console() -> Console:
+    """The console for errors: shown even under ``-q``."""
     return Console(stderr=True)
 
 
+# ----------------------------------------------------------------- numbers
+def _number(kind: type[int] | type[float], text: str, *, least: float, inclusive: bool) -> int | float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {text!r}") from None
+    if value < least or (not inclusive and value == least):
+        bound = f"at least {least:g}" if inclusive else f"more than {least:g}"
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of 1 or more (``--events 0`` is a usage error)."""
+    return int(_number(int, text, least=1, inclusive=True))
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of 0 or more."""
+    return int(_number(int, text, least=0, inclusive=True))
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (timeouts)."""
+    return float(_number(float, text, least=0, inclusive=False))
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type: a number of 0 or more."""
+    return float(_number(float, text, least=0, inclusive=True))
+
+
+# ----------------------------------------------------------------- folders
 def add_dirs_argument(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
-    """Add the tool directories argument (positional ``DIR...`` or ``--dir DIR``)."""
+    """The tool folders (positional ``DIR...`` or ``--dir DIR``) and which files in them load."""
     help_text = "tool directories to load (default: ./tools if it exists)"
     if positional:
         parser.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help=help_text)
@@ -36,6 +102,23 @@ def add_dirs_argument(parser: argparse.ArgumentParser, *, positional: bool = Tru
         parser.add_argument(
             "--dir", "-d", dest="dirs", action="append", default=[], type=Path, metavar="DIR", help=help_text
         )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="load only files matching GLOB (a name like 'calc*.py', or a path below the folder "
+        "like 'math/*.py'); repeatable",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files matching GLOB (as --include); repeatable; wins over --include",
+    )
+    recursive = parser.add_argument("--recursive", action=argparse.BooleanOptionalAction, default=True)
+    recursive.help = "also load sub-folders (default: yes)"
 
 
 def resolve_dirs(dirs: Sequence[Path] | None) -> list[Path]:
@@ -47,3 +130,56 @@ def resolve_dirs(dirs: Sequence[Path] | None) -> list[Path]:
     raise UsageError(
         "no tool directory given and ./tools does not exist; pass one, e.g. `tool-loader list sample_tools`"
     )
+
+
+class SourceFilter:
+    """A discovery plugin applying ``--include``/``--exclude`` through ``tool_loader_is_tool_source``.
+
+    It only ever says no (or nothing), so the built-in rule still decides for
+    the files it lets through. A pattern with a ``/`` matches the path below
+    the watched folder; one without matches the file name.
+    """
+
+    def __init__(self, include: Sequence[str], exclude: Sequence[str]) -> None:
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+
+    @staticmethod
+    def _matches(path: Path, root: Path, patterns: Sequence[str]) -> bool:
+        try:
+            relative = path.relative_to(root).as_posix()
+        except ValueError:
+            relative = path.name
+        return any(fnmatch.fnmatch(relative if "/" in p else path.name, p) for p in patterns)
+
+    @hookimpl
+    def tool_loader_is_tool_source(self, path: Path, root: Path) -> bool | None:
+        """False for files the patterns leave out; None lets the other rules decide."""
+        if self.exclude and self._matches(path, root, self.exclude):
+            return False
+        if self.include and not self._matches(path, root, self.include):
+            return False
+        return None
+
+
+def loader_config(args: argparse.Namespace) -> LoaderConfig:
+    """The ``LoaderConfig`` every option of the command asks for, built in one place.
+
+    ``--recursive``; ``--isolation``, ``--worker-env``, ``--max-memory-mb``; ``--gate`` and
+    ``--example-timeout``; ``--call-timeout``.
+    """
+    from .gate_options import gate_config  # these modules import this one
+    from .isolation_args import loader_config as with_isolation
+
+    config = with_isolation(args, LoaderConfig(recursive=bool(getattr(args, "recursive", True))))
+    config = gate_config(args, config) or config
+    if hasattr(args, "call_timeout"):
+        config = replace(config, call_timeout=args.call_timeout)
+    return config
+
+
+def loader_plugins(args: argparse.Namespace) -> list[object]:
+    """Extra plugins the command's options ask for (``--include``/``--exclude``)."""
+    include = getattr(args, "include", None) or []
+    exclude = getattr(args, "exclude", None) or []
+    return [SourceFilter(include, exclude)] if include or exclude else []

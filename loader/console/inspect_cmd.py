@@ -18,11 +18,11 @@ from rich.text import Text
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .completion import complete_tool_names
 from .render import (
-    existing_dirs,
     find_tool,
     input_properties,
-    load_tools,
+    load_from_args,
     quiet_logs,
     status_of_tool,
     tool_description,
@@ -38,7 +38,8 @@ HELP = "show one tool in full: description, parameters, JSON Schema, metadata, e
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``inspect NAME [--dir DIR...] [--json]``."""
-    parser.add_argument("name", metavar="NAME", help="the tool to show")
+    name = parser.add_argument("name", metavar="NAME", help="the tool to show")
+    name.completer = complete_tool_names  # type: ignore[attr-defined]
     add_dirs_argument(parser, positional=False)
     parser.add_argument("--json", action="store_true", help="print the tool as JSON (as `list --json` does)")
 
@@ -163,8 +164,7 @@ def render_tool(tool: AgentTool, loader: Any) -> RenderableType:
 def run(args: argparse.Namespace) -> int:
     """Load and show one tool; exit 2 if there is no such tool."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
-    loader, report = load_tools(dirs, progress_console=stderr_console())
+    loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         tool = find_tool(loader, args.name, report)
         if args.json:

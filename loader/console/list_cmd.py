@@ -9,14 +9,13 @@ from typing import Any
 
 from rich.text import Text
 
+from ..status import FileState
 from .common import add_dirs_argument, stderr_console, stdout_console
-from .isolation_args import loader_config
 from .render import (
-    columns_for_width,
     display_path,
-    existing_dirs,
-    load_tools,
+    load_from_args,
     plural,
+    problems_phrase,
     problems_table,
     quiet_logs,
     status_record,
@@ -42,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scan without watching; exit 1 when any file failed, got stuck or lost a name to another file."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
-    loader, report = load_tools(dirs, progress_console=stderr_console(), config=loader_config(args))
+    loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         tools = loader.registry.snapshot().tools()
         if args.json:
@@ -54,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
                 "summary": {
                     "tools": len(tools),
                     "files": len(report.files),
-                    "failed": len(report.failed),
+                    "failed": sum(1 for s in report.failed if s.state is not FileState.CONFLICT),
+                    "conflicts": sum(1 for s in report.failed if s.state is FileState.CONFLICT),
                     "seconds": round(report.seconds, 4),
                 },
             }
@@ -64,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
             console = stdout_console()
             where = ", ".join(display_path(path) for path in loader.paths)
             if tools:
-                columns = columns_for_width(console.width)
-                console.print(tools_table(tools, loader, title=f"Tools in {where}", columns=columns))
+                console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)
@@ -74,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                 f"({report.seconds:.2f} s)"
             )
             if report.failed:
-                summary.append(f"; {len(report.failed)} file(s) did not load", style="bold red")
+                summary.append(f"; {problems_phrase(report.failed)}", style="bold red")
             console.print(summary, highlight=False)
         return 1 if report.failed else 0
     finally:

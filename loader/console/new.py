@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..tools.metadata import is_valid_tool_name
-from .common import UsageError, stderr_console, stdout_console
-from .render import display_path
+from .common import UsageError, error_console, stdout_console
+from .render import display_path, load_tools, quiet_logs, tool_location
 
 __all__ = ["HELP", "STYLES", "add_arguments", "render_template", "run"]
 
@@ -140,6 +140,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--style", choices=STYLES, default="function", help="how the tool is written (default function)"
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write even if a tool of that name exists in DIR, or the file itself exists (overwriting it)",
+    )
 
 
 def _class_name(name: str) -> str:
@@ -171,23 +176,22 @@ def render_template(name: str, style: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Write the file; exit 2 for a bad name, 1 if the file already exists."""
+    quiet_logs(args.verbose)
     source = render_template(args.name, args.style)
     directory: Path = args.dir
     if directory.exists() and not directory.is_dir():
         raise UsageError(escape(f"not a directory: {directory}"))
     target = directory / f"{args.name}.py"
     console = stdout_console()
+    existing = None if args.force or not directory.is_dir() else _defined_at(directory, args.name)
+    if existing is not None:
+        return _refuse(f"a tool named {args.name!r} is already defined at {existing}")
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        with target.open("x", encoding="utf-8") as handle:
+        with target.open("w" if args.force else "x", encoding="utf-8") as handle:
             handle.write(source)
     except FileExistsError:
-        stderr_console().print(
-            Text.assemble(
-                ("refused: ", "bold red"), f"{display_path(target)} already exists; not overwriting it"
-            ),
-        )
-        return 1
+        return _refuse(f"{display_path(target)} already exists; not overwriting it")
     shown = display_path(target)
     where = display_path(directory)
     console.print(
@@ -202,3 +206,20 @@ def run(args: argparse.Namespace) -> int:
         soft_wrap=True,
     )
     return 0
+
+
+def _defined_at(directory: Path, name: str) -> str | None:
+    """``file:line`` of a tool called ``name`` (``-``/``_`` alike) that the folder already defines."""
+    loader, _report = load_tools([directory])
+    try:
+        found = loader.registry.get(name)
+        return None if found is None else tool_location(found, loader)
+    finally:
+        loader.close()
+
+
+def _refuse(why: str) -> int:
+    error_console().print(
+        Text.assemble(("refused: ", "bold red"), why, " (--force writes it anyway)"), soft_wrap=True
+    )
+    return 1

@@ -7,6 +7,7 @@ the version of a file), so those spellings live here, once.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -24,7 +25,8 @@ from rich.text import Text
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
-from .common import UsageError, resolve_dirs
+from .common import UsageError, loader_config, loader_plugins, resolve_dirs
+from .fit import Column, clip, clip_left, fit_columns
 
 __all__ = [
     "STATE_STYLES",
@@ -36,6 +38,7 @@ __all__ = [
     "existing_dirs",
     "find_tool",
     "input_properties",
+    "load_from_args",
     "load_tools",
     "location",
     "one_line",
@@ -43,6 +46,7 @@ __all__ = [
     "plain_console",
     "plural",
     "problem_rows",
+    "problems_phrase",
     "problems_table",
     "quiet_logs",
     "status_of_tool",
@@ -106,14 +110,18 @@ def quiet_logs(verbose: int, *, tool_errors: bool = False) -> None:
 
 
 def load_tools(
-    dirs: Sequence[Path], *, progress_console: Console | None = None, config: LoaderConfig | None = None
+    dirs: Sequence[Path],
+    *,
+    progress_console: Console | None = None,
+    config: LoaderConfig | None = None,
+    plugins: Sequence[object] = (),
 ) -> tuple[ToolLoader, ScanReport]:
     """Build a loader for ``dirs`` and scan once, with a progress bar on a terminal.
 
     ``progress_console`` (normally stderr) shows a transient bar while files
     load; it is only used when it is an interactive terminal.
     """
-    loader = ToolLoader(dirs, config=config)
+    loader = ToolLoader(dirs, config=config, plugins=plugins)
     if progress_console is None or not progress_console.is_terminal or progress_console.is_dumb_terminal:
         return loader, loader.scan()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -135,6 +143,18 @@ def load_tools(
     return loader, report
 
 
+def load_from_args(
+    args: argparse.Namespace, *, progress_console: Console | None = None
+) -> tuple[ToolLoader, ScanReport]:
+    """``load_tools`` for a command's folder options (DIR, --include, --exclude, --recursive)."""
+    return load_tools(
+        existing_dirs(args.dirs),
+        progress_console=progress_console,
+        config=loader_config(args),
+        plugins=loader_plugins(args),
+    )
+
+
 def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     """The tool called ``name`` (``-`` and ``_`` alike), or a usage error listing what there is.
 
@@ -150,7 +170,9 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     failed = report.failed
     if failed:
         where = ", ".join(display_path(s.path) for s in failed)
-        message += f" ({len(failed)} file(s) did not load: {where}; run `tool-loader check` for details)"
+        message += (
+            f" ({plural(len(failed), 'file')} did not load: {where}; run `tool-loader check` for details)"
+        )
     raise UsageError(escape(message))
 
 
@@ -175,6 +197,19 @@ def location(file: str | os.PathLike[str] | None, line: int | None) -> str:
 def plural(count: int, noun: str) -> str:
     """``1 tool``, ``2 tools``: a count with its noun, so summaries read naturally."""
     return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def problems_phrase(statuses: Iterable[FileStatus]) -> str:
+    """``1 file failed, 2 conflicts``: failures and conflicts counted apart ("" when neither)."""
+    listed = list(statuses)
+    failed = sum(1 for s in listed if s.state in (FileState.FAILED, FileState.STUCK, FileState.REJECTED))
+    conflicts = sum(1 for s in listed if s.state is FileState.CONFLICT)
+    parts = []
+    if failed:
+        parts.append(f"{plural(failed, 'file')} failed")
+    if conflicts:
+        parts.append(plural(conflicts, "conflict"))
+    return ", ".join(parts)
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
@@ -343,65 +378,72 @@ ALL_COLUMNS = (
     "version",
     "dynamic",
 )
-_NARROW_DROPS = (("dynamic", 150), ("category", 135), ("tags", 125), ("version", 110), ("kind", 95))
-"""Columns left out below a terminal width, least useful first, so narrow terminals stay readable."""
+_HEADERS = {"dynamic": "dyn"}
+_STYLES = {"name": "bold cyan", "source": "dim", "version": "dim"}
 
 
-def columns_for_width(width: int, columns: Sequence[str] = ALL_COLUMNS) -> tuple[str, ...]:
-    """``columns`` without those that do not fit a terminal ``width`` wide."""
-    dropped = {name for name, below in _NARROW_DROPS if width < below}
-    return tuple(c for c in columns if c not in dropped)
+def _tool_cells(tool: AgentTool, loader: ToolLoader) -> dict[str, list[str]]:
+    """Each column's lines for one tool (parameters, tags and version one item a line)."""
+    status = status_of_tool(tool, loader)
+    return {
+        "name": [tool.tool_name],
+        "kind": [tool.tool_type],
+        "source": [tool_location(tool, loader)],
+        "description": [one_line(tool_description(tool))],
+        "parameters": parameter_labels(tool.tool_spec) or ["-"],
+        "category": [tool.category or "-"],
+        "tags": list(tool.tags) or ["-"],
+        "version": tool_version(tool, status).split(" "),
+        "dynamic": ["yes" if tool.is_dynamic else "no"],
+    }
+
+
+def _list_columns(rows: Sequence[dict[str, list[str]]]) -> list[Column]:
+    def longest(name: str) -> int:
+        return max([len(_HEADERS.get(name, name)), *(len(line) for row in rows for line in row[name])])
+
+    return [
+        Column("name", 0, min(longest("name"), 24), longest("name")),
+        Column("kind", 4, 8, longest("kind")),
+        Column("source", 1, min(longest("source"), 20), min(longest("source"), 32), most=longest("source")),
+        Column("description", 2, 28, min(longest("description"), 40), flexible=True),
+        Column("parameters", 3, min(longest("parameters"), 14), longest("parameters")),
+        Column("category", 6, min(longest("category"), 10), longest("category")),
+        Column("tags", 7, min(longest("tags"), 10), longest("tags")),
+        Column("version", 5, 9, longest("version")),
+        Column("dynamic", 8, 3, 3, header="dyn"),
+    ]
 
 
 def tools_table(
-    tools: Iterable[AgentTool],
-    loader: ToolLoader,
-    *,
-    title: str | None = None,
-    columns: Sequence[str] = ALL_COLUMNS,
+    tools: Iterable[AgentTool], loader: ToolLoader, *, title: str | None = None, width: int = 200
 ) -> Table:
-    """One row per tool; ``columns`` picks and orders the columns (``status`` is extra, for ``watch``)."""
+    """One row per tool, fitted to ``width``: least useful columns dropped first, names never broken.
+
+    Only descriptions wrap (between words); names, paths and parameters are cut with ``…``.
+    """
+    rows = [_tool_cells(tool, loader) for tool in tools]
+    widths = fit_columns(_list_columns(rows), width, gap=2)  # a divider and a padding space
     table = titled_table(title, collapse_padding=True)
-    widths: dict[str, dict[str, Any]] = {
-        "name": {"style": "bold cyan", "no_wrap": True},
-        "kind": {"no_wrap": True, "min_width": 8},
-        "source": {"style": "dim", "no_wrap": True, "overflow": "ellipsis"},
-        "description": {"min_width": 16, "ratio": 1},
-        "parameters": {"overflow": "fold"},
-        "category": {"overflow": "fold"},
-        "tags": {"overflow": "fold"},
-        "version": {"style": "dim", "overflow": "fold", "min_width": 9},
-        "dynamic": {"no_wrap": True, "header": "dyn", "min_width": 3},
-        "status": {"overflow": "fold"},
-    }
-    for column in columns:
-        options = dict(widths.get(column, {}))
-        table.add_column(options.pop("header", column), **options)
-    for tool in tools:
-        status = status_of_tool(tool, loader)
-        cells: dict[str, Text | str] = {
-            "name": tool.tool_name,
-            "kind": tool.tool_type,
-            "source": tool_location(tool, loader),
-            "description": one_line(tool_description(tool)),
-            "parameters": "\n".join(parameter_labels(tool.tool_spec)) or "-",
-            "category": tool.category or "-",
-            "tags": "\n".join(tool.tags) or "-",
-            "version": tool_version(tool, status).replace(" ", "\n"),
-            "dynamic": "yes" if tool.is_dynamic else "no",
-            "status": _tool_status(status),
-        }
-        table.add_row(*(cells[c] if isinstance(cells[c], Text) else Text(str(cells[c])) for c in columns))
+    for name, size in widths.items():
+        wraps = name == "description"
+        table.add_column(
+            _HEADERS.get(name, name),
+            width=size,
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+            style=_STYLES.get(name, ""),
+        )
+    for row in rows:
+        cells = []
+        for name, size in widths.items():
+            if name == "description":
+                cells.append(Text(row[name][0]))
+                continue
+            cut = clip_left if name == "source" else clip
+            cells.append(Text("\n".join(cut(line, size) for line in row[name])))
+        table.add_row(*cells)
     return table
-
-
-def _tool_status(status: FileStatus | None) -> Text:
-    """``ok``, or why the tool is the last good version of a file that now fails."""
-    if status is None or status.state is FileState.LOADED:
-        return Text("ok", style="green")
-    if status.state is FileState.CONFLICT:
-        return Text("ok (file has a conflict)", style="yellow")
-    return Text(f"last good version (file {status.state})", style="bold red")
 
 
 def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:

@@ -11,10 +11,16 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
-from .gate_options import add_gate_arguments, gate_config
+from .common import (
+    UsageError,
+    add_dirs_argument,
+    loader_config,
+    loader_plugins,
+    resolve_dirs,
+    stderr_console,
+)
+from .gate_options import add_gate_arguments
 from .history_options import add_history_arguments, attach_history
-from .isolation_args import loader_config
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
@@ -28,6 +34,25 @@ __all__ = ["AUTH_TOKEN_FILE_ENV", "HELP", "add_arguments", "run"]
 HELP = "serve the tools over MCP (stdio or streamable HTTP); clients see every change as files are saved"
 
 AUTH_TOKEN_FILE_ENV = "TOOL_LOADER_AUTH_TOKEN_FILE"
+
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "path",
+    "stateless",
+    "auth_token_file",
+    "metrics_auth",
+    "no_metrics",
+    "ready_requires_clean",
+    "health_path",
+    "ready_path",
+    "metrics_path",
+    "session_idle_timeout",
+    "header_timeout",
+    "keep_alive_timeout",
+)
+APPLIES_ONLY_WITH = {name: ("transport", "http") for name in _HTTP_ONLY}
+"""Options refused on the command line unless ``--transport http`` (``loader.cli`` checks them)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -243,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
     console = stderr_console()
     if args.transport == "http":
         _http_options(args)  # refuse bad auth settings before loading anything
-    loader = ToolLoader(dirs, config=gate_config(args, loader_config(args)))
+    loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
     attach_history(loader, args)
     server = MCPToolServer(
         loader.registry,

@@ -3,81 +3,71 @@
 The loader reports file events on its scheduler thread and registry commits on
 whichever thread committed; both listeners only put the event on a queue. The
 main thread owns every piece of console output: it drains the queue, updates
-the view and redraws (``rich.live.Live`` on a terminal, one plain flushed line
+the view and redraws (a full-screen view on a terminal, one plain flushed line
 per event otherwise), so no rendering ever races the loader.
+
+Ctrl-C and terminal resizes arrive the same way: their signal handlers only put
+a token on that queue (``SimpleQueue.put`` is safe inside a signal handler), so
+a Ctrl-C can never be raised, and lost, inside a finalizer or a half-drawn
+frame; the main loop sees it and shuts down in order.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import queue
+import signal
 import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from types import FrameType
+from typing import Final
 
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from rich.console import Console, Group
+from rich.live import Live
 
 from ..registry import RegistryChangeSet
 from ..reload.loader import ToolLoader
-from ..status import LoaderEvent, LoaderEventKind, ScanReport
-from .common import add_dirs_argument, stderr_console, stdout_console
-from .gate_options import add_gate_arguments, gate_config
+from ..status import LoaderEvent, ScanReport
+from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
+from .gate_options import add_gate_arguments
 from .history_options import add_history_arguments, attach_history
-from .isolation_args import loader_config
 from .render import (
-    STATE_STYLES,
     callback_line,
-    columns_for_width,
     display_path,
-    existing_dirs,
-    load_tools,
-    location,
+    load_from_args,
     plain_console,
     plural,
     problem_rows,
-    problems_table,
+    problems_phrase,
     quiet_logs,
-    titled_table,
-    tools_table,
+    status_of_tool,
+    tool_location,
 )
+from .watch_events import EventDeriver, EventLine, describe_event, tool_list_line
+from .watch_view import WatchFrame, render_frame, tool_row
 
 __all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "run"]
 
 HELP = "load the tool folders and show tools and reload events live as files change (Ctrl-C to stop)"
 
-_WATCH_COLUMNS = ("name", "kind", "source", "description", "parameters", "version", "status")
 _GATHER_SECONDS = 0.05  # events of one save arrive within this window: show them together
-_POLL_SECONDS = 0.25
+_POLL_SECONDS = 0.25  # how often an import in progress is re-checked
+_FALLBACK_SIZE = (80, 24)
 
 
-@dataclass(frozen=True, slots=True)
-class EventLine:
-    """One row of the event log."""
+class _Token:
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-    time: float
-    kind: str
-    file: str
-    tools: str
-    detail: str
-    duration_ms: float | None
 
-    def plain(self) -> str:
-        """The row as one plain line: ``12:00:01 updated tools/calc.py calculator (3.2 ms)``."""
-        parts = [time.strftime("%H:%M:%S", time.localtime(self.time)), self.kind]
-        if self.file:
-            parts.append(self.file)
-        if self.tools:
-            parts.append(self.tools)
-        if self.detail:
-            parts.append(self.detail)
-        if self.duration_ms is not None:
-            parts.append(f"({self.duration_ms:.1f} ms)")
-        return " ".join(parts)
+_STOP: Final = _Token("stop")
+_RESIZE: Final = _Token("resize")
+
+_Item = LoaderEvent | RegistryChangeSet | _Token
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dirs_argument(parser)
     parser.add_argument(
         "--events",
-        type=int,
+        type=positive_int,
         default=10,
         metavar="N",
         help="how many recent events the live view keeps (default 10)",
@@ -94,68 +84,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_gate_arguments(parser)
 
 
-def describe_event(event: LoaderEvent) -> EventLine:
-    """A loader event as a log row: what happened to which file, its tools and the reload time."""
-    kind = str(event.kind)
-    error = event.error
-    file = display_path(event.path)
-    tools = ", ".join(event.tools)
-    detail = ""
-    if event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK, LoaderEventKind.REJECTED) and error:
-        file = location(error.file or str(event.path), error.line)
-        detail = f"{error.exc_type}: {error.message}"
-        tools = f"(still serving {tools})" if tools else ""
-    elif event.kind is LoaderEventKind.CONFLICT:
-        detail = "; ".join(
-            f"{name} is already defined in {display_path(owner)}" for name, owner in event.status.conflicts
-        )
-    elif event.kind is LoaderEventKind.REMOVED:
-        tools = ", ".join(event.removed)
-    changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
-    if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
-        detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
-    duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
-    return EventLine(event.time, kind, file, tools, detail, duration)
-
-
-def _tool_list_line(before: set[str], after: set[str]) -> EventLine | None:
-    """A ``tools changed: +a -b (9 tools)`` row when the set of names changed."""
-    added = sorted(after - before)
-    removed = sorted(before - after)
-    if not added and not removed:
-        return None
-    change = " ".join([f"+{name}" for name in added] + [f"-{name}" for name in removed])
-    return EventLine(
-        time.time(),
-        "tools changed:",
-        "",
-        change,
-        f"({plural(len(after), 'tool')})",
-        None,
-    )
-
-
 class _Feed:
-    """Collects events from the loader's threads for the main thread."""
+    """Collects events from the loader's threads and tokens from signal handlers for the main thread."""
 
     def __init__(self) -> None:
-        self.queue: queue.Queue[LoaderEvent | RegistryChangeSet] = queue.Queue()
+        self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
 
-    def on_file_event(self, event: LoaderEvent) -> None:
-        self.queue.put(event)
+    def put(self, item: _Item) -> None:
+        self.queue.put(item)
 
-    def on_registry_change(self, change_set: RegistryChangeSet) -> None:
-        self.queue.put(change_set)
-
-    def gather(self, timeout: float) -> list[LoaderEvent | RegistryChangeSet]:
-        """Wait up to ``timeout`` for an event, then take everything that arrives close behind it."""
+    def gather(self, timeout: float) -> list[_Item]:
+        """Wait up to ``timeout`` for an item, then take everything that arrives close behind it."""
         try:
             first = self.queue.get(timeout=timeout)
         except queue.Empty:
             return []
         items = [first]
         deadline = time.monotonic() + 10 * _GATHER_SECONDS
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not any(isinstance(i, _Token) for i in items):
             try:
                 items.append(self.queue.get(timeout=_GATHER_SECONDS))
             except queue.Empty:
@@ -163,85 +109,88 @@ class _Feed:
         return items
 
 
+class _Signals:
+    """Ctrl-C (and, on a terminal, resizes) as tokens on the feed; a second Ctrl-C interrupts at once."""
+
+    def __init__(self, feed: _Feed, *, resize: bool) -> None:
+        self._feed = feed
+        self._resize = resize and hasattr(signal, "SIGWINCH")
+        self._previous: dict[int, object] = {}
+        self._interrupted = False
+
+    def __enter__(self) -> _Signals:
+        self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._on_interrupt)
+        if self._resize:
+            self._previous[signal.SIGWINCH] = signal.signal(signal.SIGWINCH, self._on_resize)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
+
+    def _on_interrupt(self, signum: int, frame: FrameType | None) -> None:
+        if self._interrupted:
+            raise KeyboardInterrupt
+        self._interrupted = True
+        self._feed.put(_STOP)
+
+    def _on_resize(self, signum: int, frame: FrameType | None) -> None:
+        self._feed.put(_RESIZE)
+
+
 class _WatchState:
     """The names being served and the recent event rows."""
 
     def __init__(self, loader: ToolLoader, keep: int) -> None:
         self.loader = loader
+        self.keep = keep
         self.names = set(loader.registry.names())
         self.log: deque[EventLine] = deque(maxlen=max(1, keep))
+        self._deriver = EventDeriver(loader.status())
 
-    def absorb(self, items: list[LoaderEvent | RegistryChangeSet]) -> list[EventLine]:
+    def absorb(self, items: list[_Item]) -> list[EventLine]:
         """New log rows for a gathered batch: file events first, then the tool-list change."""
-        rows = [describe_event(item) for item in items if isinstance(item, LoaderEvent)]
+        rows = self._deriver.rows([item for item in items if isinstance(item, LoaderEvent)])
         if any(isinstance(item, RegistryChangeSet) for item in items):
             after = set(self.loader.registry.names())
-            line = _tool_list_line(self.names, after)
+            line = tool_list_line(self.names, after)
             self.names = after
             if line is not None:
                 rows.append(line)
         self.log.extend(rows)
         return rows
 
-    def render(self, header: str, width: int) -> RenderableType:
-        """Tools table, current problems and the event log, for a terminal ``width`` wide."""
-        tools = self.loader.registry.snapshot().tools()
-        parts: list[RenderableType] = [
-            tools_table(
-                tools,
-                self.loader,
-                title=f"{header}: {len(tools)} tools",
-                columns=columns_for_width(width + 40, _WATCH_COLUMNS),
-            )
-        ]
-        problems = problems_table(self.loader.status(include_removed=False))
-        if problems is not None:
-            parts.append(problems)
-        parts.append(_event_table(self.log))
-        parts.append(Text("Ctrl-C to stop", style="dim"))
-        return Group(*parts)
-
-
-def _event_table(rows: deque[EventLine]) -> Table:
-    table = titled_table("Events")
-    table.add_column("time", no_wrap=True, style="dim")
-    table.add_column("event", no_wrap=True)
-    table.add_column("file", overflow="fold")
-    table.add_column("tools", overflow="fold")
-    table.add_column("details", overflow="fold")
-    table.add_column("ms", justify="right", no_wrap=True)
-    if not rows:
-        table.add_row("", Text("waiting for changes…", style="dim"), "", "", "", "")
-    for row in rows:
-        style = STATE_STYLES.get(row.kind, "bold cyan" if row.kind.startswith("tools") else "")
-        table.add_row(
-            time.strftime("%H:%M:%S", time.localtime(row.time)),
-            Text(row.kind.rstrip(":"), style=style),
-            Text(row.file),
-            Text(row.tools),
-            Text(row.detail, style="red" if row.kind in ("failed", "stuck") else ""),
-            "" if row.duration_ms is None else f"{row.duration_ms:.1f}",
+    def frame(self) -> WatchFrame:
+        """What the screen shows now."""
+        loader = self.loader
+        rows = tuple(
+            tool_row(tool, status_of_tool(tool, loader), tool_location(tool, loader))
+            for tool in loader.registry.snapshot().tools()
         )
-    return table
+        slow = loader.imports_in_progress()
+        return WatchFrame(
+            folders=", ".join(display_path(path) for path in loader.paths),
+            tools=rows,
+            statuses=tuple(loader.status(include_removed=False)),
+            events=tuple(self.log),
+            keep_events=self.keep,
+            importing=None if not slow else (display_path(slow[0].path), time.time() - slow[0].since),
+        )
 
 
-def _summary(report: ScanReport, loader: ToolLoader) -> str:
+def summary(report: ScanReport, loader: ToolLoader) -> str:
+    """``loaded 8 tools from 9 files in tools (22 ms), 1 file failed, 1 conflict``."""
     where = ", ".join(display_path(path) for path in loader.paths)
     text = (
         f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} in {where} "
         f"({report.seconds * 1000:.0f} ms)"
     )
-    if report.failed:
-        text += f", {len(report.failed)} file(s) did not load"
-    return text
+    problems = problems_phrase(report.failed)
+    return f"{text}, {problems}" if problems else text
 
 
 def _route_logs_to(console: Console) -> None:
-    """Send log records through rich on ``console``, above the live view instead of through it.
-
-    The loader's own warnings (a file failed) are already events, so only
-    errors are shown unless ``-v`` lowered the root level.
-    """
+    """Send log records through rich on ``console`` instead of through the live view."""
     from rich.logging import RichHandler
 
     root = logging.getLogger()
@@ -251,68 +200,102 @@ def _route_logs_to(console: Console) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan, print a summary, then watch until Ctrl-C (exit status 0)."""
+    """Scan, print a summary, then watch until Ctrl-C (exit status 0: Ctrl-C is how watching ends)."""
     quiet_logs(args.verbose)
-    dirs = existing_dirs(args.dirs)
     interactive = sys.stdout.isatty() and not stdout_console().is_dumb_terminal
     console = stdout_console() if interactive else plain_console()
-    if interactive:
-        _route_logs_to(console)
-    progress = stderr_console() if interactive else None
-    loader, report = load_tools(
-        dirs, progress_console=progress, config=gate_config(args, loader_config(args))
-    )
+    loader, report = load_from_args(args, progress_console=stderr_console() if interactive else None)
     attach_history(loader, args)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
-        loader.subscribe(feed.on_file_event),
-        loader.registry.subscribe(feed.on_registry_change),
+        loader.subscribe(feed.put),
+        loader.registry.subscribe(feed.put),
     ]
     state = _WatchState(loader, args.events)
-    try:
-        loader.start()
-        if interactive:
-            _run_live(console, loader, report, feed, state)
-        else:
-            _run_plain(console, loader, report, feed, state)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for stop in unsubscribe:
-            stop()
+    with _Signals(feed, resize=interactive):
         try:
+            loader.start()
+            if interactive:
+                _route_logs_to(console)
+                _run_live(console, report, feed, state)
+            else:
+                _run_plain(console, report, feed, state)
+        finally:
+            for stop in unsubscribe:
+                stop()
             loader.close()
-        except KeyboardInterrupt:
-            pass
     console.print("stopped watching", style="dim", highlight=False)
     return 0
 
 
-def _run_live(
-    console: Console, loader: ToolLoader, report: ScanReport, feed: _Feed, state: _WatchState
-) -> None:
-    from rich.live import Live
+def _terminal_size(console: Console) -> tuple[int, int]:
+    """The terminal's size now (not the COLUMNS/LINES the process started with)."""
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return console.size
+    if size.columns <= 0 or size.lines <= 0:  # a pseudo-terminal nobody sized
+        return _FALLBACK_SIZE
+    return size.columns, size.lines
 
-    console.print(Text(_summary(report, loader), style="bold"))
-    header = "watching " + ", ".join(display_path(path) for path in loader.paths)
-    with Live(
-        state.render(header, console.width), console=console, auto_refresh=False, transient=False
-    ) as live:
+
+def _run_live(console: Console, report: ScanReport, feed: _Feed, state: _WatchState) -> None:
+    console.print(summary(report, state.loader), style="bold", highlight=False)
+    console.file.flush()
+
+    def draw() -> Group:
+        width, height = _terminal_size(console)
+        console.size = (width, height)
+        return render_frame(state.frame(), console, width, height)
+
+    live = Live(
+        console=console,
+        auto_refresh=False,
+        screen=True,
+        transient=False,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    )
+    with live:
+        importing_shown = False
+        items: list[_Item] = []
+        first = True
         while True:
+            state.absorb(items)
+            importing = bool(state.loader.imports_in_progress())
+            if items or importing or importing_shown or first:
+                _draw_frame(console, live, draw())
+                first = False
+            importing_shown = importing
             items = feed.gather(_POLL_SECONDS)
-            if items:
-                state.absorb(items)
-                live.update(state.render(header, console.width), refresh=True)
+            if any(item is _STOP for item in items):
+                return
 
 
-def _run_plain(
-    console: Console, loader: ToolLoader, report: ScanReport, feed: _Feed, state: _WatchState
-) -> None:
+_BEGIN_FRAME = "\x1b[?2026h"
+_END_FRAME = "\x1b[?2026l"
+
+
+def _draw_frame(console: Console, live: Live, frame: Group) -> None:
+    """One redraw, inside a synchronized update so the terminal shows it whole (no flicker, no tearing).
+
+    Terminals without mode 2026 ignore the two sequences.
+    """
+    console.file.write(_BEGIN_FRAME)
+    live.update(frame, refresh=True)
+    console.file.write(_END_FRAME)
+    console.file.flush()
+
+
+def _run_plain(console: Console, report: ScanReport, feed: _Feed, state: _WatchState) -> None:
     say = callback_line(console)
-    say(_summary(report, loader))
+    say(summary(report, state.loader))
     for where, status, what in problem_rows(report.failed):
         say(f"  {status} {where} {what}")
-    say("watching " + ", ".join(display_path(path) for path in loader.paths) + " (Ctrl-C to stop)")
+    say("watching " + ", ".join(display_path(path) for path in state.loader.paths) + " (Ctrl-C to stop)")
     while True:
-        for row in state.absorb(feed.gather(_POLL_SECONDS)):
+        items = feed.gather(_POLL_SECONDS)
+        if any(item is _STOP for item in items):
+            return
+        for row in state.absorb(items):
             say(row.plain())

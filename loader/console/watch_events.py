@@ -1,0 +1,177 @@
+"""The event log of ``watch``: loader events of one batch turned into the rows a person reads.
+
+The loader reports one event per file; a person thinks in edits. So the rows
+are derived from a whole gathered batch: a file removed and another added with
+the same tools is one ``moved a.py → b.py``; a file re-run only because a
+helper it imports changed (its own bytes did not) says so, and when that helper
+failed, says the file keeps its last good version.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
+from .render import display_path, location, plural
+
+__all__ = ["EventDeriver", "EventLine", "describe_event", "tool_list_line"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventLine:
+    """One row of the event log."""
+
+    time: float
+    kind: str
+    file: str
+    tools: str
+    detail: str
+    duration_ms: float | None
+
+    def plain(self) -> str:
+        """The row as one plain line: ``12:00:01 updated tools/calc.py calculator (3.2 ms)``."""
+        parts = [time.strftime("%H:%M:%S", time.localtime(self.time)), self.kind]
+        parts.extend(part for part in (self.file, self.tools, self.detail) if part)
+        if self.duration_ms is not None:
+            parts.append(f"({self.duration_ms:.1f} ms)")
+        return " ".join(parts)
+
+
+def describe_event(event: LoaderEvent) -> EventLine:
+    """A loader event on its own as a log row: what happened to which file, its tools, the reload time."""
+    kind = str(event.kind)
+    error = event.error
+    file = display_path(event.path)
+    tools = ", ".join(event.tools)
+    detail = ""
+    if (
+        event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK, LoaderEventKind.REJECTED)
+        and error is not None
+    ):
+        file = location(error.file or str(event.path), error.line)
+        detail = f"{error.exc_type}: {_first_line(error.message)}"
+        tools = f"(still serving {tools})" if tools else ""
+    elif event.kind is LoaderEventKind.CONFLICT:
+        detail = "; ".join(
+            f"{name} is already defined in {display_path(owner)}" for name, owner in event.status.conflicts
+        )
+    elif event.kind is LoaderEventKind.REMOVED:
+        tools = ", ".join(event.removed)
+    changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
+    if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
+        detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
+    duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
+    return EventLine(event.time, kind, file, tools, detail, duration)
+
+
+def tool_list_line(before: set[str], after: set[str]) -> EventLine | None:
+    """A ``tools changed: +a -b (9 tools)`` row when the set of names changed."""
+    added = sorted(after - before)
+    removed = sorted(before - after)
+    if not added and not removed:
+        return None
+    change = " ".join([f"+{name}" for name in added] + [f"-{name}" for name in removed])
+    return EventLine(time.time(), "tools changed:", "", change, f"({plural(len(after), 'tool')})", None)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+class EventDeriver:
+    """Turns each gathered batch of loader events into log rows, remembering each file's content hash."""
+
+    def __init__(self, statuses: Iterable[FileStatus]) -> None:
+        self._hashes: dict[Path, str | None] = {s.path: s.content_hash for s in statuses}
+
+    def rows(self, events: list[LoaderEvent]) -> list[EventLine]:
+        """Log rows for one batch: moves paired, helper-driven reloads explained."""
+        moves = _pair_moves(events)
+        moved_away = set(moves.values())
+        failed_helpers = [
+            e for e in events if e.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK) and not e.tools
+        ]
+        changed_helpers = [
+            e
+            for e in events
+            if e.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED)
+            and not e.tools
+            and self._hashes.get(e.path) != e.status.content_hash
+        ]
+        rows: list[EventLine] = []
+        dependents: list[EventLine] = []  # shown after the helper they follow
+        for event in events:
+            if event.path in moved_away:
+                continue
+            if event.path in moves:
+                rows.append(_moved_line(moves[event.path], event))
+            elif self._reran_for_helper(event):
+                dependents.append(_helper_line(event, failed_helpers, changed_helpers))
+            else:
+                rows.append(describe_event(event))
+        rows.extend(dependents)
+        for event in events:
+            self._hashes[event.path] = (
+                None if event.status.state is FileState.REMOVED else event.status.content_hash
+            )
+        return rows
+
+    def _reran_for_helper(self, event: LoaderEvent) -> bool:
+        """An update that changed neither the file's bytes nor its tools: a helper it imports changed."""
+        return (
+            event.kind is LoaderEventKind.UPDATED
+            and not event.added
+            and not event.removed
+            and event.path in self._hashes
+            and self._hashes[event.path] == event.status.content_hash
+        )
+
+
+def _pair_moves(events: list[LoaderEvent]) -> Mapping[Path, Path]:
+    """``{new path: old path}``: the loader's MOVED events, and an added file with a removed one
+    carrying the same tools (a move the loader saw as two batches)."""
+    removed = {e.removed: e.path for e in events if e.kind is LoaderEventKind.REMOVED and e.removed}
+    moves: dict[Path, Path] = {
+        e.path: e.moved_from for e in events if e.kind is LoaderEventKind.MOVED and e.moved_from is not None
+    }
+    for event in events:
+        if event.kind is LoaderEventKind.ADDED and event.tools:
+            old = removed.pop(tuple(event.tools), None)
+            if old is not None:
+                moves[event.path] = old
+    return moves
+
+
+def _moved_line(old: Path, event: LoaderEvent) -> EventLine:
+    return EventLine(
+        event.time,
+        "moved",
+        f"{display_path(old)} → {display_path(event.path)}",
+        ", ".join(event.tools),
+        "",
+        event.duration_ms,
+    )
+
+
+def _helper_line(
+    event: LoaderEvent, failed_helpers: list[LoaderEvent], changed_helpers: list[LoaderEvent]
+) -> EventLine:
+    tools = ", ".join(event.tools)
+    if failed_helpers:
+        helpers = ", ".join(display_path(e.path) for e in failed_helpers)
+        return EventLine(
+            event.time,
+            "kept",
+            display_path(event.path),
+            tools,
+            f"(last good version: {helpers} failed)",
+            event.duration_ms,
+        )
+    helpers = ", ".join(display_path(e.path) for e in changed_helpers) or "a helper"
+    return EventLine(
+        event.time, "reloaded", display_path(event.path), tools, f"({helpers} changed)", event.duration_ms
+    )

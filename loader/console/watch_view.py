@@ -1,0 +1,217 @@
+"""The screen of ``watch``, laid out for one terminal size.
+
+Priority, top to bottom: a one-line header; the **problems**, always whole
+(failing, stuck and conflicting files with ``file:line`` and the first line of
+the error); the **recent events**, as many as fit; then the **tools**, which are
+what gets cut, closing with ``… and N more tools (tool-loader list)``. Every
+line is built to fit the width, so nothing wraps mid-word and the line count
+is known before drawing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import Console, Group
+from rich.text import Text
+
+from ..status import FileState, FileStatus
+from ..types import AgentTool
+from .fit import Column, clip, clip_left, fit_columns
+from .render import STATE_STYLES, parameter_labels, plural, problem_rows, tool_description
+from .render import tool_version as _tool_version
+from .watch_events import EventLine
+
+__all__ = ["IMPORT_NOTICE_SECONDS", "ToolRow", "WatchFrame", "render_frame", "tool_row"]
+
+IMPORT_NOTICE_SECONDS = 0.5
+"""An import running longer than this is shown on the screen."""
+
+_KIND_WIDTH = 9  # "recovered", the longest event word
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    """What the tools table shows of one tool (worked out from the loader by the caller)."""
+
+    name: str
+    kind: str
+    source: str
+    description: str
+    parameters: str
+    version: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchFrame:
+    """Everything one redraw shows."""
+
+    folders: str
+    tools: tuple[ToolRow, ...]
+    statuses: tuple[FileStatus, ...]
+    events: tuple[EventLine, ...]
+    keep_events: int
+    importing: tuple[str, float] | None = None  # shown path, seconds so far
+
+
+def tool_row(tool: AgentTool, status: FileStatus | None, location: str) -> ToolRow:
+    """One tool as the watch table shows it; ``status`` is its file's."""
+    return ToolRow(
+        name=tool.tool_name,
+        kind=tool.tool_type,
+        source=location,
+        description=" ".join(tool_description(tool).split()),
+        parameters=", ".join(parameter_labels(tool.tool_spec)) or "-",
+        version=_tool_version(tool, status),
+        status=_status_word(status),
+    )
+
+
+def _status_word(status: FileStatus | None) -> str:
+    if status is None or status.state in (FileState.LOADED, FileState.CONFLICT):
+        return "ok"
+    return "last good"
+
+
+def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -> Group:
+    """The screen for a ``width`` x ``height`` terminal: at most ``height`` lines, each within ``width``."""
+    lines: list[Text] = [_header(frame, width)]
+    if frame.importing is not None and frame.importing[1] >= IMPORT_NOTICE_SECONDS:
+        shown, seconds = frame.importing
+        lines.append(Text(clip(f"importing {shown}… {seconds:.0f} s", width), style="bold yellow"))
+    problems = _problem_lines(frame.statuses, console, width)
+    if len(lines) + len(problems) > height:  # more problems than the screen holds: say where the rest are
+        fits = max(0, height - len(lines) - 1)
+        problems = [
+            *problems[:fits],
+            Text(clip("… and more problems (tool-loader check)", width), "bold red"),
+        ]
+    lines.extend(problems)
+    room = height - len(lines)
+    tools_least = 2 if frame.tools else 1
+    events = list(frame.events)[-frame.keep_events :]
+    shown_events = min(len(events), max(0, room - 1 - tools_least))
+    if room >= 2:
+        lines.append(Text("Recent events", style="bold"))
+        if not events:
+            lines.append(Text("waiting for changes…", style="dim"))
+        for row in events[len(events) - shown_events :] if shown_events else []:
+            lines.append(_event_line(row, width))
+    lines.extend(_tool_lines(frame.tools, width, height - len(lines)))
+    return Group(*lines[:height])
+
+
+def _header(frame: WatchFrame, width: int) -> Text:
+    failed = sum(
+        1 for s in frame.statuses if s.state in (FileState.FAILED, FileState.STUCK, FileState.REJECTED)
+    )
+    conflicts = sum(1 for s in frame.statuses if s.state is FileState.CONFLICT)
+    parts = [f"watching {frame.folders}", plural(len(frame.tools), "tool")]
+    if failed:
+        parts.append(f"{failed} failed")
+    if conflicts:
+        parts.append(plural(conflicts, "conflict"))
+    if not failed and not conflicts:
+        parts.append("all files load")
+    parts.append("Ctrl-C to stop")
+    text = Text(clip(" · ".join(parts), width), style="bold")
+    if failed or conflicts:
+        text.stylize("red", 0, len(text))
+    return text
+
+
+def _problem_lines(statuses: Sequence[FileStatus], console: Console, width: int) -> list[Text]:
+    rows = problem_rows(statuses)
+    if not rows:
+        return []
+    lines = [Text(f"Problems ({len(rows)})", style="bold red")]
+    for where, state, what in rows:
+        text = Text.assemble(
+            (f"{state:<8} ", STATE_STYLES.get(state, "")),
+            (clip_left(where, max(8, width - 10)), "bold"),
+            "  ",
+            (" ".join(what.split()), ""),
+        )
+        lines.extend(text.wrap(console, width, overflow="fold"))
+    return lines
+
+
+def _event_line(row: EventLine, width: int) -> Text:
+    kind = row.kind.rstrip(":")
+    style = STATE_STYLES.get(kind, "bold cyan" if kind.startswith("tools") else "")
+    rest = " ".join(part for part in (row.file, row.tools, row.detail) if part)
+    if row.duration_ms is not None:
+        rest += f" ({row.duration_ms:.1f} ms)"
+    clock = time.strftime("%H:%M:%S", time.localtime(row.time))
+    head = f"{clock} "
+    word = f"{kind:<{_KIND_WIDTH}} "
+    body = clip(rest, max(0, width - len(head) - len(word)))
+    return Text.assemble(
+        (head, "dim"),
+        (word, style),
+        (body, "red" if kind in ("failed", "stuck") else ""),
+    )
+
+
+_TOOL_COLUMNS = ("name", "kind", "source", "description", "parameters", "version", "status")
+
+
+def _columns(rows: Sequence[ToolRow]) -> list[Column]:
+    def longest(field: str, floor: int = 0) -> int:
+        return max([floor, *(len(getattr(r, field)) for r in rows)])
+
+    return [
+        Column("name", 0, min(longest("name"), 24), longest("name")),
+        Column("kind", 5, 8, longest("kind")),
+        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28)),
+        Column("description", 3, 20, longest("description"), flexible=True),
+        Column("parameters", 4, min(longest("parameters"), 14), longest("parameters")),
+        Column("version", 6, 9, longest("version")),
+        Column("status", 1, 9, longest("status")),
+    ]
+
+
+def _tool_lines(rows: Sequence[ToolRow], width: int, room: int) -> list[Text]:
+    """The tools table in ``room`` lines at most: title, header, rows, and what was left out."""
+    if room <= 0:
+        return []
+    if not rows:
+        return [Text("no tools yet: add a tool file to a watched folder", style="dim")][:room]
+    widths = fit_columns(_columns(rows), width)
+    lines = [Text("Tools", style="bold")]
+    header = Text(" ".join(f"{name:<{w}}" for name, w in widths.items()).rstrip(), style="bold underline")
+    fit_rows = room - 2
+    cut = fit_rows < len(rows)
+    if cut:
+        fit_rows = max(0, fit_rows - 1)
+    if room >= 2 + (1 if cut else 0) and fit_rows > 0:
+        lines.append(header)
+        for row in rows[:fit_rows]:
+            lines.append(_tool_line(row, widths))
+    elif cut:
+        lines = []  # no room for a table: only say how many tools there are
+    if cut:
+        hidden = len(rows) - (fit_rows if lines else 0)
+        more = f"… and {plural(hidden, 'more tool')} (tool-loader list)" if lines else ""
+        if not lines:
+            more = f"{plural(len(rows), 'tool')} (tool-loader list)"
+        lines.append(Text(clip(more, width), style="dim"))
+    return lines[:room]
+
+
+def _tool_line(row: ToolRow, widths: dict[str, int]) -> Text:
+    text = Text()
+    for index, (name, width) in enumerate(widths.items()):
+        value: str = getattr(row, name)
+        cell = clip_left(value, width) if name == "source" else clip(value, width)
+        style = {"name": "bold cyan", "source": "dim", "version": "dim"}.get(name, "")
+        if name == "status":
+            style = "green" if value == "ok" else "bold red"
+        if index:
+            text.append(" ")
+        text.append(f"{cell:<{width}}", style=style)
+    text.rstrip()
+    return text

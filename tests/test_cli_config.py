@@ -1,0 +1,99 @@
+"""Configuration layers on the real command: flags > TOOL_LOADER_<OPTION> > pyproject.toml > defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import run_cli, write
+
+
+def _tool(name: str) -> str:
+    return f'from loader import tool\n\n@tool\ndef {name}() -> str:\n    """Say {name}."""\n    return "{name}"\n'
+
+
+def _project(tmp_path: Path, table: str) -> Path:
+    """A project with tools in a/ and b/, configured by ``table``, and a sub-folder to run from."""
+    write(tmp_path / "a" / "alpha.py", _tool("alpha"))
+    write(tmp_path / "b" / "beta.py", _tool("beta"))
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\n\n[tool.tool-loader]\n{table}\n')
+    deep = tmp_path / "src" / "deep"
+    deep.mkdir(parents=True)
+    return deep
+
+
+def _names(done: object) -> list[str]:
+    stdout = getattr(done, "stdout", "")
+    assert getattr(done, "returncode", None) == 0, getattr(done, "stderr", "")
+    return sorted(tool["name"] for tool in json.loads(stdout)["tools"])
+
+
+def test_the_nearest_pyproject_sets_options_with_paths_relative_to_it(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\n\n[tool.tool-loader.call]\ndirs = ["b"]')
+    assert _names(run_cli("list", "--json", cwd=deep)) == ["alpha"]  # found walking up from src/deep
+    assert run_cli("call", "beta", cwd=deep).stdout == "beta\n"  # the command's own table wins
+
+
+def test_precedence_is_flags_then_environment_then_file_then_defaults(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\nevents = 3')
+    env = {"TOOL_LOADER_DIRS": str(tmp_path / "b")}
+    assert _names(run_cli("list", "--json", cwd=deep)) == ["alpha"]
+    assert _names(run_cli("list", "--json", cwd=deep, env=env)) == ["beta"]
+    assert _names(run_cli("list", "--json", str(tmp_path / "a"), cwd=deep, env=env)) == ["alpha"]
+    both = {"TOOL_LOADER_DIRS": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
+    assert _names(run_cli("list", "--json", cwd=deep, env=both)) == ["alpha", "beta"]
+
+
+def test_config_shows_each_value_and_where_it_came_from(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\nevents = 3')
+    done = run_cli("config", "--json", cwd=deep, env={"TOOL_LOADER_RECURSIVE": "false"})
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["pyproject"] == str(tmp_path / "pyproject.toml")
+    rows = {(r["command"], r["option"]): r for r in document["settings"]}
+    assert rows[("watch", "events")]["value"] == 3
+    assert rows[("watch", "events")]["source"] == f"{tmp_path / 'pyproject.toml'} [tool.tool-loader]"
+    assert rows[("list", "dirs")]["value"] == [str(tmp_path / "a")]
+    assert rows[("list", "recursive")] == {
+        "command": "list",
+        "option": "recursive",
+        "env": "TOOL_LOADER_RECURSIVE",
+        "value": False,
+        "source": "environment TOOL_LOADER_RECURSIVE",
+    }
+    assert rows[("serve", "transport")]["source"] == "default"
+    assert rows[("serve", "transport")]["value"] == "stdio"
+
+    text = run_cli("config", cwd=deep, env={"TOOL_LOADER_RECURSIVE": "false"})
+    assert f"configuration file: {tmp_path / 'pyproject.toml'}" in text.stdout
+    assert "environment TOOL_LOADER_RECURSIVE" in text.stdout
+
+
+def test_bad_configured_values_are_usage_errors_naming_their_source(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    done = run_cli("watch", cwd=tmp_path, env={"TOOL_LOADER_EVENTS": "0"})
+    assert done.returncode == 2
+    assert "environment TOOL_LOADER_EVENTS: invalid value '0' for --events: must be at least 1" in done.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.tool-loader]\ntransport = "carrier-pigeon"\n')
+    done = run_cli("serve", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "invalid value 'carrier-pigeon' for --transport: choose from stdio, http" in done.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.tool-loader\n")
+    done = run_cli("list", cwd=tmp_path)
+    assert (
+        done.returncode == 2
+        and f"cannot read configuration from {tmp_path / 'pyproject.toml'}" in done.stderr
+    )
+
+
+def test_help_lists_the_configuration_sources(tmp_path: Path) -> None:
+    done = run_cli("--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for words in (
+        "options on the command line",
+        "TOOL_LOADER_<OPTION>",
+        "[tool.tool-loader] table of the nearest pyproject.toml",
+        "tool-loader config",
+        "130 interrupted",
+    ):
+        assert words in done.stdout

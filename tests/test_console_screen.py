@@ -1,0 +1,176 @@
+"""``tool-loader watch`` on a real pseudo-terminal, read back through pyte as a person would see it.
+
+Each test runs the real command at 80x24, 100x30 and 200x50 from a temporary
+copy of ``sample_tools`` and asserts on the rendered screen; every wait is on
+the screen with a generous deadline.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from screen import Terminal
+from support import FAST, write
+
+from loader.reload.loader import ToolLoader
+
+SAMPLE_TOOLS = Path(__file__).resolve().parents[1] / "sample_tools"
+SIZES = [(80, 24), (100, 30), (200, 50)]
+EXTRA_TOOLS = 20
+
+
+def _folder(tmp_path: Path, extra: int = 0) -> Path:
+    tools = tmp_path / "st"
+    shutil.copytree(SAMPLE_TOOLS, tools, ignore=shutil.ignore_patterns("__pycache__"))
+    for index in range(extra):
+        write(
+            tools / f"extra_{index:02d}.py",
+            f'from loader import tool\n\n@tool\ndef extra_tool_number_{index:02d}(x: int) -> int:\n    """Return x."""\n    return x\n',
+        )
+    return tools
+
+
+def _tool_names(tools: Path) -> set[str]:
+    """The names the folder defines, as the loader itself sees them."""
+    loader = ToolLoader([tools], config=FAST)
+    try:
+        loader.scan()
+        return set(loader.registry.names())
+    finally:
+        loader.close()
+
+
+def _section(lines: list[str], title: str) -> int:
+    return next(i for i, line in enumerate(lines) if line.startswith(title))
+
+
+def _assert_no_name_split(lines: list[str], names: set[str]) -> None:
+    """No line starts with the tail of a tool name, and no line ends with a bare head of one."""
+    for number, line in enumerate(lines):
+        words = line.split()
+        if not words:
+            continue
+        for name in names:
+            for cut in range(3, len(name) - 2):
+                head, tail = name[:cut], name[cut:]
+                assert words[-1] != head, f"line {number} ends with {head!r}, the start of {name!r}: {line!r}"
+                if words[0] == tail and number > 0:
+                    assert not lines[number - 1].rstrip().endswith(head), (
+                        f"{name!r} is split across lines {number - 1} and {number}"
+                    )
+
+
+@pytest.mark.parametrize(("columns", "rows"), SIZES)
+def test_a_break_shows_the_problem_with_file_and_line_above_events_and_tools(
+    tmp_path: Path, columns: int, rows: int
+) -> None:
+    tools = _folder(tmp_path, extra=EXTRA_TOOLS)
+    names = _tool_names(tools)
+    terminal = Terminal(["watch", "st"], tmp_path, columns, rows)
+    try:
+        terminal.wait_text("waiting for changes")
+        # Six saves that each log an event, then a break.
+        for index in range(6):
+            path = tools / f"extra_{index:02d}.py"
+            path.write_text(path.read_text().replace("Return x.", f"Return x ({index})."))
+            terminal.wait_for(
+                lambda lines, n=index + 1: sum(" updated " in line for line in lines) >= min(n, 5),
+                f"{index + 1} updated rows",
+            )
+        calculator = tools / "calculator.py"
+        broken_line = calculator.read_text().count("\n") + 2
+        calculator.write_text(calculator.read_text() + "\ndef broken(:\n")
+        terminal.wait_text(f"st/calculator.py:{broken_line}")
+        terminal.wait_text("Problems (1)")
+        lines = terminal.lines()
+
+        assert lines[0].startswith("watching st · ") and "1 failed" in lines[0], lines[0]
+        problems, events, table = (
+            _section(lines, "Problems"),
+            _section(lines, "Recent events"),
+            _section(lines, "Tools"),
+        )
+        assert problems < events < table
+        problem = lines[problems + 1]
+        assert problem.startswith("failed ") and f"st/calculator.py:{broken_line}" in problem
+        assert "SyntaxError" in "\n".join(lines[problems + 1 : events])
+        assert sum(1 for line in lines[events + 1 : table] if re.match(r"\d\d:\d\d:\d\d ", line)) >= 5
+        assert max(len(line) for line in lines) <= columns
+        _assert_no_name_split(lines, names)
+
+        shown = [line for line in lines[table + 2 :] if line and not line.startswith("…")]
+        total = len(names)
+        cut = [line for line in lines if line.startswith("… and ")]
+        if len(shown) < total:  # the table is what gets cut, saying how much
+            assert cut == [f"… and {total - len(shown)} more tools (tool-loader list)"], "\n".join(lines)
+        else:
+            assert cut == []
+        for row in shown:
+            first = row.split()[0]
+            assert first in names or (first.endswith("…") and any(n.startswith(first[:-1]) for n in names)), (
+                row
+            )
+        assert any("last good" in row for row in shown if row.startswith("calculator"))
+    finally:
+        code = terminal.interrupt_and_wait()
+    assert code == 0
+    assert b"stopped watching" in terminal.raw
+    assert b"Traceback" not in terminal.raw
+
+
+def test_a_resize_is_redrawn_for_the_new_size(tmp_path: Path) -> None:
+    tools = _folder(tmp_path)
+    terminal = Terminal(["watch", "st"], tmp_path, 80, 24)
+    try:
+        terminal.wait_text("waiting for changes")
+        header = terminal.lines()[_section(terminal.lines(), "Tools") + 1]
+        assert " kind " not in header  # dropped at 80 columns
+        terminal.resize(200, 50)
+        terminal.wait_for(
+            lambda lines: any(line.startswith("name") and " kind " in line for line in lines),
+            "the table with its kind column after growing to 200 columns",
+        )
+        terminal.resize(80, 24)
+        terminal.wait_for(
+            lambda lines: (
+                any(line.startswith("name") and " kind " not in line for line in lines)
+                and max(len(line) for line in lines) <= 80
+            ),
+            "the narrow table again after shrinking to 80 columns",
+        )
+        assert (tools / "calculator.py").exists()
+    finally:
+        assert terminal.interrupt_and_wait() == 0
+
+
+def test_a_slow_import_is_shown_while_it_runs(tmp_path: Path) -> None:
+    tools = _folder(tmp_path)
+    terminal = Terminal(["watch", "st"], tmp_path, 100, 30)
+    try:
+        terminal.wait_text("waiting for changes")
+        release = tmp_path / "release"
+        write(
+            tools / "slow.py",
+            f"""
+            import pathlib, time
+            while not pathlib.Path({str(release)!r}).exists():
+                time.sleep(0.01)
+            """,
+        )
+        terminal.wait_for(
+            lambda lines: any(re.fullmatch(r"importing st/slow\.py… \d+ s", line) for line in lines),
+            "the import in progress",
+        )
+        release.write_text("go")
+        terminal.wait_for(
+            lambda lines: (
+                any(" added " in line and "st/slow.py" in line for line in lines)
+                and not any(line.startswith("importing") for line in lines)
+            ),
+            "the import finished",
+        )
+    finally:
+        assert terminal.interrupt_and_wait() == 0

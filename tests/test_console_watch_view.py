@@ -1,0 +1,68 @@
+"""The watch screen's layout for a given size: what is kept whole, what is cut, and how that is said."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from loader.console.watch_events import EventLine
+from loader.console.watch_view import ToolRow, WatchFrame, render_frame
+from loader.status import FileState, FileStatus, LoadErrorInfo
+
+
+def _screen(frame: WatchFrame, width: int, height: int) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, height=height, color_system=None)
+    with console.capture() as capture:
+        console.print(render_frame(frame, console, width, height))
+    return capture.get().rstrip("\n").split("\n")
+
+
+def _failed(index: int) -> FileStatus:
+    path = Path.cwd() / "tools" / f"broken_{index}.py"
+    error = LoadErrorInfo("SyntaxError", "invalid syntax", str(path), 3 + index)
+    return FileStatus(path, f"m{index}", FileState.FAILED, error=error)
+
+
+def _tools(count: int) -> tuple[ToolRow, ...]:
+    return tuple(
+        ToolRow(f"tool_{i:02d}", "function", f"tools/t{i}.py:3", "Do a thing.", "x*", "#abcdef12", "ok")
+        for i in range(count)
+    )
+
+
+def _events(count: int) -> tuple[EventLine, ...]:
+    return tuple(
+        EventLine(time.time(), "updated", f"tools/t{i}.py", f"tool_{i:02d}", "", 1.0) for i in range(count)
+    )
+
+
+def test_at_80x24_problems_stay_whole_five_events_show_and_the_tools_are_cut_with_a_count() -> None:
+    frame = WatchFrame("tools", _tools(30), (_failed(1), _failed(2)), _events(10), keep_events=10)
+    lines = _screen(frame, 80, 24)
+    assert len(lines) <= 24 and max(map(len, lines)) <= 80
+    assert lines[0].startswith("watching tools · 30 tools · 2 failed")
+    assert lines[1] == "Problems (2)"
+    assert lines[2].startswith("failed   tools/broken_1.py:4  SyntaxError: invalid syntax")
+    assert lines[3].startswith("failed   tools/broken_2.py:5  SyntaxError: invalid syntax")
+    events = [line for line in lines if " updated " in line]
+    assert len(events) >= 5
+    rows = [line for line in lines if line.startswith("tool_")]
+    assert lines[-1] == f"… and {30 - len(rows)} more tools (tool-loader list)"
+
+
+def test_more_problems_than_lines_say_where_the_rest_are() -> None:
+    frame = WatchFrame("tools", _tools(3), tuple(_failed(i) for i in range(40)), (), keep_events=10)
+    lines = _screen(frame, 80, 24)
+    assert len(lines) == 24
+    assert lines[-1] == "… and more problems (tool-loader check)"
+    assert all(line.startswith(("watching", "Problems", "failed")) for line in lines[:-1])
+
+
+def test_a_slow_import_shows_after_half_a_second_only() -> None:
+    quick = WatchFrame("tools", _tools(1), (), (), keep_events=10, importing=("tools/slow.py", 0.2))
+    slow = WatchFrame("tools", _tools(1), (), (), keep_events=10, importing=("tools/slow.py", 3.2))
+    assert not any(line.startswith("importing") for line in _screen(quick, 80, 24))
+    assert "importing tools/slow.py… 3 s" in _screen(slow, 80, 24)
