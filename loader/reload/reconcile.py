@@ -75,14 +75,13 @@ class Reconciler:
             return
         timings = self._config.timings
         on_disk = set(self._sources.list_sources(root, under)) if under.is_dir() else set()
-        changed = []
-        for path in on_disk:
-            record = self._records.get(path)
-            if record is None:
-                if path.name != "__init__.py":
-                    changed.append(path)
-            elif record.is_removed or record.signature != stat_signature(path):
-                changed.append(path)
+        # A package __init__ the loader never read is not news: it loads with its package.
+        changed = [
+            path
+            for path in on_disk
+            if (path.name != "__init__.py" or path in self._records)
+            and _differs(self._records.get(path), stat_signature(path))
+        ]
         if changed:
             self._scheduler.note_many(changed, timings.settle)
         gone = [
@@ -101,7 +100,7 @@ class Reconciler:
 
 
 def _differs(record: FileRecord | None, signature: tuple[int, int, int] | None) -> bool:
-    """Whether a path the rescanner saw change differs from what the loader knows of it."""
+    """Whether a path on disk differs from what the loader last read of it (reconcile and rescan)."""
     if record is None or record.is_removed:
         return signature is not None
     return record.signature != signature
