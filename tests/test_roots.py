@@ -235,14 +235,7 @@ def _temp_then_rename(path: Path, text: str, meanwhile: Callable[[], None]) -> N
 @pytest.mark.parametrize(
     "save",
     [
-        pytest.param(
-            _vim_save,
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="known: in about half of full-suite runs (never alone) the vim-style save drops "
-                "its tools for a moment; under investigation (issue 10 closing note)",
-            ),
-        ),
+        _vim_save,
         _temp_then_rename,
     ],
 )
@@ -593,3 +586,41 @@ def test_read_file_tells_gone_from_unreadable(tmp_path: Path) -> None:
     assert not names_a_file(tmp_path / "dir.py")
     os.mkfifo(tmp_path / "fifo.py")
     assert isinstance(read_file(tmp_path / "fifo.py"), NotARegularFile)  # and it did not block
+
+
+def test_a_file_vanishing_between_listing_and_stat_waits_out_its_grace(
+    tools_dir: Path, events_loader: Callable[..., ToolLoader], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reconcile lists the folder, then a save renames the file away before its stat.
+
+    The loader reconciles when it starts watching and in ``wait_idle``; a vim-style
+    save (rename to a backup, write anew) landing between the listing and the stat
+    once scheduled the file as changed (due at once) instead of gone (due after the
+    disappear grace), and its tools vanished until the new file loaded.
+    """
+    saved = tools_dir / "saved.py"
+    saved.write_text(function_tool_source("saved", "return 'v0'"))
+    ld = events_loader(
+        tools_dir, config=replace(EVENTS_ONLY, timings=replace(FAST.timings, disappear_grace=5.0))
+    )
+    reconciler = ld._reconciler
+    eventually(lambda: ld._scheduler.quiet_for(1.0), message="the start's own reconcile ran")
+    listing = reconciler._sources.list_sources
+
+    def list_then_a_save_begins(root: Path, under: Path | None = None) -> list[Path]:
+        found = listing(root, under)
+        if saved in found and saved.exists():
+            os.rename(saved, saved.with_name("saved.py~"))
+            # The rename's events are in (both names pending) before the stat: the order that lost the tools.
+            eventually(lambda: ld._scheduler.pending() >= 2, message="the rename's events arrived")
+        return found
+
+    monkeypatch.setattr(reconciler._sources, "list_sources", list_then_a_save_begins)
+    with never_vanishes(ld, "saved") as missing:
+        ld._scheduler.submit(reconciler.reconcile_all)
+        # Settled: the reconcile ran and nothing is due before the grace ends.
+        eventually(lambda: not saved.exists() and ld._scheduler.quiet_for(1.0), message="reconcile settled")
+        monkeypatch.undo()
+        saved.write_text(function_tool_source("saved", "return 'v1'"))
+        eventually(partial(_text_is, ld, "saved", "v1"))
+    assert missing == []

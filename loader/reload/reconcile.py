@@ -11,7 +11,7 @@ delays a reload; what it finds is handed to the scheduler here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .backend import LoadBackend
@@ -59,8 +59,7 @@ class Reconciler:
 
     def _rescan_found(self, paths: list[Path]) -> list[Path]:
         """On the rescanner's thread: schedule what differs from the records; returns the known files."""
-        missed = [p for p in paths if _differs(self._records.get(p), stat_signature(p))]
-        self._scheduler.note_many(missed, self._config.timings.settle)
+        missed = self._note_differences(paths)
         return [p for p in missed if (r := self._records.get(p)) is not None and not r.is_removed]
 
     def reconcile_all(self) -> None:
@@ -73,24 +72,38 @@ class Reconciler:
         root = self._backend.root_of(under)
         if root is None:
             return
-        timings = self._config.timings
         on_disk = set(self._sources.list_sources(root, under)) if under.is_dir() else set()
         # A package __init__ the loader never read is not news: it loads with its package.
-        changed = [
-            path
-            for path in on_disk
-            if (path.name != "__init__.py" or path in self._records)
-            and _differs(self._records.get(path), stat_signature(path))
-        ]
-        if changed:
-            self._scheduler.note_many(changed, timings.settle)
+        self._note_differences(p for p in on_disk if p.name != "__init__.py" or p in self._records)
         gone = [
             p
             for p, r in self._records.items()
             if not r.is_removed and p not in on_disk and (p == under or under in p.parents)
         ]
         if gone:
-            self._scheduler.note_many(gone, timings.disappear_grace)
+            self._scheduler.note_many(gone, self._config.timings.disappear_grace)
+
+    def _note_differences(self, listed: Iterable[Path]) -> list[Path]:
+        """Schedule every listed path whose disk state differs from its record; returns them.
+
+        A path listed a moment ago may be gone by its stat: a save in progress
+        (vim renames the file to a backup, then writes it anew) can fall between
+        the two. Such a path waits out the disappear grace, as a deleted event
+        would; scheduling it as changed (due at once) removed its tools until the
+        new file loaded.
+        """
+        changed: list[Path] = []
+        vanished: list[Path] = []
+        for path in listed:
+            signature = stat_signature(path)
+            if _differs(self._records.get(path), signature):
+                (vanished if signature is None else changed).append(path)
+        timings = self._config.timings
+        if changed:
+            self._scheduler.note_many(changed, timings.settle)
+        if vanished:
+            self._scheduler.note_many(vanished, timings.disappear_grace)
+        return changed + vanished
 
     def supervise(self) -> None:
         """Periodic: watch folders that appeared or were recreated."""

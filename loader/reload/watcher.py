@@ -106,6 +106,14 @@ class ChangeScheduler:
         with self._cond:
             return len(self._due)
 
+    def quiet_for(self, seconds: float) -> bool:
+        """Whether nothing runs now and no path falls due within ``seconds`` (tests wait on this)."""
+        with self._cond:
+            if self._busy or self._tasks:
+                return False
+            horizon = time.monotonic() + seconds
+            return all(due > horizon for due in self._due.values())
+
     def start(self) -> None:
         """Start the applying thread."""
         if self._thread is not None:
