@@ -107,6 +107,31 @@ def test_new_content_during_the_grace_loads() -> None:
     assert plan(r, "h9").step is Step.LOAD
 
 
+def test_content_seen_between_two_empty_reads_ends_the_first_grace() -> None:
+    """Emptied, refilled (still importing), emptied again: the second grace starts anew."""
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.start_grace("empty", now=100.0)
+    r.saw_content("h9")  # the new content is importing; it has not been accepted yet
+    assert r.grace is None
+    assert plan(r, "empty", now=105.0).step is Step.LOAD  # not DROP_TOOLS on the stale start
+    r.start_grace("empty", now=105.0)
+    r.saw_content("empty")  # the grace's own content does not end it
+    assert r.grace is not None and r.grace.since == 105.0
+
+
+def test_gone_wait_counts_from_the_first_batch_that_found_the_file_missing() -> None:
+    r = record()
+    assert r.gone_wait(now=100.0, grace_seconds=0.5) == 0.5  # first seen missing: wait the whole grace
+    r.gone_since = 100.0
+    assert r.gone_wait(now=100.2, grace_seconds=0.5) == pytest.approx(0.3)
+    assert r.gone_wait(now=100.5, grace_seconds=0.5) is None
+    fresh = record()
+    assert fresh.gone_wait(now=1.0, grace_seconds=0.0) is None  # no grace: removed at once
+    r.remove()
+    assert r.gone_since is None
+
+
 def test_a_dependent_reload_of_an_empty_file_gets_the_grace_too() -> None:
     r = record()
     r.accept(tools(), "h1", 1.0)

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -623,4 +624,41 @@ def test_a_file_vanishing_between_listing_and_stat_waits_out_its_grace(
         monkeypatch.undo()
         saved.write_text(function_tool_source("saved", "return 'v1'"))
         eventually(partial(_text_is, ld, "saved", "v1"))
+    assert missing == []
+
+
+def test_an_empty_save_while_newer_content_is_still_importing_gets_a_fresh_grace(
+    tools_dir: Path, events_loader: Callable[..., ToolLoader]
+) -> None:
+    """Emptied, refilled with content whose import is slow, emptied again: the tools stay.
+
+    The grace measures how long the file has been empty without a break. The
+    refill is still importing when the file is emptied again, so nothing ended
+    the first grace; its old start once dropped the tools at once.
+    """
+    path = tools_dir / "slowly.py"
+    path.write_text(function_tool_source("slowly", "return 'v1'"))
+    grace = 1.0
+    config = replace(EVENTS_ONLY, empty_grace=grace, import_patience=0.05, import_timeout=30.0)
+    ld = events_loader(tools_dir, config=config)
+    with never_vanishes(ld, "slowly") as missing:
+        path.write_text("")
+        emptied = time.monotonic()
+        eventually(lambda: ld._records[path].grace is not None, message="the empty-file grace began")
+        path.write_text("import time\ntime.sleep(20)\n" + function_tool_source("slowly", "return 'slow'"))
+        eventually(lambda: [i.path for i in ld.imports_in_progress()] == [path], message="the refill imports")
+        # The first grace would be over now, had nothing ended it.
+        eventually(
+            lambda: time.monotonic() - emptied > grace + 0.2, message="the first grace's length passed"
+        )
+        path.write_text("")
+        emptied_again = time.monotonic()
+
+        def second_empty_seen() -> bool:
+            grace_now = ld._records[path].grace
+            return "slowly" not in ld.registry or (grace_now is not None and grace_now.since >= emptied_again)
+
+        eventually(second_empty_seen, message="the second empty read was applied")
+        path.write_text(function_tool_source("slowly", "return 'v2'"))
+        eventually(partial(_text_is, ld, "slowly", "v2"))
     assert missing == []

@@ -140,8 +140,8 @@ def test_event_kinds_map_to_their_windows() -> None:
         (Path("/t/a.py"), 0.2),
         (Path("/t/a.py"), 0.2),
         (Path("/t/a.py"), 0.001),
-        (Path("/t/b.py"), 0.3),
-        (Path("/t/c.py.tmp"), 0.3),
+        (Path("/t/b.py"), 0.001),  # gone: the batch holds the disappear grace, not the event's delay
+        (Path("/t/c.py.tmp"), 0.001),
         (Path("/t/c.py"), 0.0),
     ]
     assert dirs == [Path("/t/sub")]
@@ -200,7 +200,7 @@ def test_events_of_a_folder_watched_at_its_real_path_are_spelled_as_given() -> N
     watcher._on_event(DirCreatedEvent("/git/.worktrees/abc/pkg"), alias)
     assert fake.noted == [
         (Path("/git/current/a.py"), 0.001),
-        (Path("/git/current/b.tmp"), 0.3),
+        (Path("/git/current/b.tmp"), 0.001),
         (Path("/git/current/sub/b.py"), 0.0),
     ]
     assert dirs == [Path("/git/current/pkg")]

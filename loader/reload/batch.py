@@ -8,8 +8,9 @@ record: the loader carries the plan out.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,8 @@ class BatchPlan:
     """Links leading out of their watched folder, and why they are refused."""
     unreadable: list[tuple[Path, LoadErrorInfo]] = field(default_factory=list)
     """Files on disk that could not be read, and the error."""
+    waiting: dict[Path, float] = field(default_factory=dict)
+    """Known files found missing within their disappear grace, and the seconds left: tools kept."""
     moves: list[tuple[Path, Path]] = field(default_factory=list)
     """``(old, new)`` pairs: a known file that vanished and a new one that appeared with it."""
     stale_modules: list[str] = field(default_factory=list)
@@ -53,17 +56,25 @@ def plan_batch(
     sources: SourceFinder,
     roots: Iterable[Path],
     look_for_moves: bool,
+    disappear_grace: float | None = None,
+    now: float = 0.0,
 ) -> BatchPlan:
-    """Plan the batch for ``paths`` (``modules`` maps loaded module names to their files)."""
+    """Plan the batch for ``paths`` (``modules`` maps loaded module names to their files).
+
+    With ``disappear_grace`` (while watching), a known file found missing keeps
+    its tools until it has been missing that long (``plan.waiting``); without
+    it (a one-off scan) it is removed at once.
+    """
     plan = BatchPlan()
     changed_modules: list[str] = []
+    gone = functools.partial(_gone, plan, changed_modules, grace=disappear_grace, now=now)
     for path in sorted(paths):
-        _look_at(plan, path, records.get(path), backend, sources, changed_modules)
+        _look_at(plan, path, records.get(path), backend, sources, changed_modules, gone)
     _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
     for path, read in plan.present.items():
         if _content_changed(records.get(path), read.digest):
             changed_modules.append(backend.module_name_for(path))
-    _add_dependents(plan, changed_modules, modules, backend)
+    _add_dependents(plan, changed_modules, modules, records, backend, gone)
     return plan
 
 
@@ -74,8 +85,9 @@ def _look_at(
     backend: LoadBackend,
     sources: SourceFinder,
     changed_modules: list[str],
+    gone: Callable[[Path, FileRecord], None],
 ) -> None:
-    """Sort one settled path into the plan: refused, a package, present, or missing."""
+    """Sort one settled path into the plan: refused, a package, present, or gone."""
     root = backend.root_of(path)
     if root is None:
         return
@@ -90,8 +102,25 @@ def _look_at(
     elif exists and _read_into(plan, path):
         return
     elif record is not None and not record.is_removed:
-        plan.missing.append(path)
-        changed_modules.append(record.module_name)
+        gone(path, record)
+
+
+def _gone(
+    plan: BatchPlan,
+    changed_modules: list[str],
+    path: Path,
+    record: FileRecord,
+    *,
+    grace: float | None,
+    now: float,
+) -> None:
+    """A known file is not on disk: wait out its disappear grace, or let it go."""
+    wait = record.gone_wait(now, grace) if grace is not None else None
+    if wait is not None:
+        plan.waiting[path] = wait
+        return
+    plan.missing.append(path)
+    changed_modules.append(record.module_name)
 
 
 def _content_changed(record: FileRecord | None, digest: str) -> bool:
@@ -102,7 +131,12 @@ def _content_changed(record: FileRecord | None, digest: str) -> bool:
 
 
 def _add_dependents(
-    plan: BatchPlan, changed_modules: list[str], modules: Mapping[str, Path], backend: LoadBackend
+    plan: BatchPlan,
+    changed_modules: list[str],
+    modules: Mapping[str, Path],
+    records: Mapping[Path, FileRecord],
+    backend: LoadBackend,
+    gone: Callable[[Path, FileRecord], None],
 ) -> None:
     """Everything that imported a changed module runs again, dependencies first.
 
@@ -118,9 +152,9 @@ def _add_dependents(
             plan.stale_modules.append(module_name)
             continue
         plan.forced.add(dependent)
-        if dependent not in plan.present and dependent not in plan.missing:
+        if dependent not in plan.present and dependent not in plan.missing and dependent not in plan.waiting:
             if not _read_into(plan, dependent):
-                plan.missing.append(dependent)
+                gone(dependent, records[dependent])
 
 
 def _read_into(plan: BatchPlan, path: Path) -> bool:
@@ -161,11 +195,21 @@ def _pair_moves(
         for path, record in records.items():
             if not record.is_removed and path not in plan.present and path not in plan.missing:
                 if record.content_hash in arrived and not path.exists():
-                    plan.missing.append(path)
-                    changed_modules.append(record.module_name)
-    if plan.missing and look_for_moves:
+                    _let_go(plan, changed_modules, path, record)
+    if (plan.missing or plan.waiting) and look_for_moves:
         new_files.extend(_unseen_sources(plan, records, sources, backend, roots))
     plan.moves = _match_moves(plan, records, new_files)
+    for old, _new in plan.moves:
+        if old in plan.waiting:  # it moved: no grace to wait out
+            _let_go(plan, changed_modules, old, records[old])
+
+
+def _let_go(plan: BatchPlan, changed_modules: list[str], path: Path, record: FileRecord) -> None:
+    """The file is gone for good in this batch (it moved): its tools leave or move now."""
+    plan.waiting.pop(path, None)
+    if path not in plan.missing:
+        plan.missing.append(path)
+        changed_modules.append(record.module_name)
 
 
 def _unseen_sources(
@@ -195,7 +239,7 @@ def _match_moves(
     plan: BatchPlan, records: Mapping[Path, FileRecord], new_files: list[Path]
 ) -> list[tuple[Path, Path]]:
     """Pair vanished and new files with the same content (a rename, not a delete and a create)."""
-    gone = [p for p in plan.missing if p in records and records[p].content_hash is not None]
+    gone = [p for p in (*plan.missing, *plan.waiting) if p in records and records[p].content_hash is not None]
     arrived = [p for p in dict.fromkeys(new_files) if p in plan.present]
     moves: list[tuple[Path, Path]] = []
     for old in list(gone):

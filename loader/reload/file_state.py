@@ -12,7 +12,8 @@ write) live in one place and can be tested transition by transition::
           no tools, had    │   │ same content again, or
           some: grace      ▼   │ tools again
                         LOADED + EmptyGrace ── grace over ──► LOADED with no tools
-      any phase ── deleted ──► REMOVED ── appears again ──► (new)
+      any phase ── missing for the disappear grace ──► REMOVED ── appears again ──► (new)
+                   (back within it: nothing happened; ``gone_wait``)
 
 ``CONFLICT`` is not a phase: it is derived from name ownership when a status
 is published (``loader.reload.events``).
@@ -133,6 +134,8 @@ class FileRecord:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     grace: EmptyGrace | None = None
+    gone_since: float | None = None
+    """When a batch first found the file missing while watching (``time.monotonic()``)."""
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
 
     @property
@@ -163,6 +166,18 @@ class FileRecord:
         if content_hash == self.attempted_hash and self.phase in (Phase.FAILED, Phase.STUCK, Phase.REJECTED):
             return Plan(Step.SKIP)
         return Plan(Step.LOAD)
+
+    def gone_wait(self, now: float, grace_seconds: float) -> float | None:
+        """Seconds the tools of this missing file still serve; None once the grace is over.
+
+        Editors save by renaming the file to a backup (or deleting it) and then
+        writing it anew, and a batch can fall in between: the file counts as
+        removed only once it has been missing for the whole grace.
+        """
+        if self.gone_since is None:
+            return grace_seconds if grace_seconds > 0 else None
+        left = grace_seconds - (now - self.gone_since)
+        return left if left > 0 else None
 
     def attempted(self, content_hash: str, seconds: float) -> None:
         """An import of ``content_hash`` ran for ``seconds`` (whatever its outcome)."""
@@ -206,6 +221,16 @@ class FileRecord:
         if self.grace is None or self.grace.content_hash != content_hash:
             self.grace = EmptyGrace(now, content_hash)
 
+    def saw_content(self, content_hash: str) -> None:
+        """The file holds ``content_hash`` now: a grace begun for other (empty) content is over.
+
+        The grace measures how long the file has been empty *without a break*.
+        Content that is still importing when the file is emptied again must not
+        leave the first grace standing: its old start would drop the tools at once.
+        """
+        if self.grace is not None and self.grace.content_hash != content_hash:
+            self.grace = None
+
     def end_grace(self) -> None:
         """The content went back to what is serving: forget the grace."""
         self.grace = None
@@ -216,3 +241,4 @@ class FileRecord:
         self.discovered = {}
         self.error = None
         self.grace = None
+        self.gone_since = None

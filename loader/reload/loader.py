@@ -256,8 +256,11 @@ class ToolLoader:
                 sources=self._sources,
                 roots=self.paths,
                 look_for_moves=self._watching,
+                disappear_grace=self.config.timings.disappear_grace if self._watching else None,
+                now=time.monotonic(),
             )
             outcomes: dict[Path, FileOutcome] = {}
+            self._hold_the_missing(plan)
             self._backend.forget(plan.stale_modules)
             self._settle_problems(plan, outcomes)
             for old, new in plan.moves:
@@ -271,6 +274,17 @@ class ToolLoader:
                 if progress is not None:
                     progress(index, len(order))
             self._commit(outcomes)
+
+    def _hold_the_missing(self, plan: BatchPlan) -> None:
+        """Files missing within their grace keep their tools and are looked at again; files back are back."""
+        now = time.monotonic()
+        for path, wait in plan.waiting.items():
+            missing = self._records[path]
+            missing.gone_since = missing.gone_since or now
+            self._scheduler.note(path, wait)
+        for path in plan.present:
+            if (back := self._records.get(path)) is not None:
+                back.gone_since = None
 
     def _settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
         """Links out of the folder and unreadable files fail without running anything."""
@@ -326,6 +340,7 @@ class ToolLoader:
             if not read.data.strip():
                 self._loaded(record, read.digest, {}, 0.0, outcomes[path])
                 return
+        record.saw_content(read.digest)
         result = self._imports.run(record, read, watching=self._watching)
         if result is None:
             return  # still importing: the file is looked at again when it ends or its deadline passes

@@ -81,29 +81,20 @@ class Reconciler:
             if not r.is_removed and p not in on_disk and (p == under or under in p.parents)
         ]
         if gone:
-            self._scheduler.note_many(gone, self._config.timings.disappear_grace)
+            self._scheduler.note_many(gone, self._config.timings.settle)  # the batch holds the grace
 
     def _note_differences(self, listed: Iterable[Path]) -> list[Path]:
         """Schedule every listed path whose disk state differs from its record; returns them.
 
-        A path listed a moment ago may be gone by its stat: a save in progress
-        (vim renames the file to a backup, then writes it anew) can fall between
-        the two. Such a path waits out the disappear grace, as a deleted event
-        would; scheduling it as changed (due at once) removed its tools until the
-        new file loaded.
+        A path listed a moment ago may be gone by its stat (a save in progress:
+        vim renames the file to a backup, then writes it anew). It is scheduled
+        like any other; the batch that finds it gone keeps its tools for the
+        disappear grace (``FileRecord.gone_wait``).
         """
-        changed: list[Path] = []
-        vanished: list[Path] = []
-        for path in listed:
-            signature = stat_signature(path)
-            if _differs(self._records.get(path), signature):
-                (vanished if signature is None else changed).append(path)
-        timings = self._config.timings
+        changed = [path for path in listed if _differs(self._records.get(path), stat_signature(path))]
         if changed:
-            self._scheduler.note_many(changed, timings.settle)
-        if vanished:
-            self._scheduler.note_many(vanished, timings.disappear_grace)
-        return changed + vanished
+            self._scheduler.note_many(changed, self._config.timings.settle)
+        return changed
 
     def supervise(self) -> None:
         """Periodic: watch folders that appeared or were recreated."""

@@ -10,9 +10,12 @@ due depends on the last event seen for it:
   is being applied join the next batch anyway);
 * a create or modify without a close yet: ``debounce``, since the writer is
   still busy;
-* a delete or a move away: ``disappear_grace``, because editors save by
-  deleting (or renaming to a backup) and then writing the file anew; if the
-  file is back when the path is due, that was an edit, not a removal;
+* a delete or a move away: ``settle``. Editors save by deleting (or renaming
+  to a backup) and then writing the file anew, so the batch that finds a
+  known file gone keeps its tools for ``disappear_grace`` and looks again
+  (``FileRecord.gone_wait``); if the file is back by then, that was an edit,
+  not a removal. The grace is kept there, not in an event's delay, because a
+  path can fall due for an older event in the middle of such a save;
 * a link created: ``settle``, since making a link is one atomic step.
 
 A link to a folder placed inside a watched folder (a ConfigMap's ``..data``
@@ -52,6 +55,7 @@ class WatchTimings:
     settle: float = 0.0
     debounce: float = 0.05
     disappear_grace: float = 0.05
+    """How long a known file may be missing before its tools go (the loader holds it, not the watcher)."""
 
 
 class ChangeScheduler:
@@ -482,12 +486,12 @@ class FolderWatcher:
             return
         if kind == "moved":
             # A rename lands a complete file: load the destination at once.
-            self._scheduler.note(src, timings.disappear_grace)
+            self._scheduler.note(src, timings.settle)
             self._scheduler.note(dest, 0.0)
         elif kind == "closed":
             self._scheduler.note(src, timings.settle)
         elif kind == "deleted":
-            self._scheduler.note(src, timings.disappear_grace)
+            self._scheduler.note(src, timings.settle)
         elif kind == "created" and os.path.islink(src):
             # Making a link is one atomic step: nothing more will be written.
             self._scheduler.note(src, timings.settle)
