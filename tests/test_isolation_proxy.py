@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FAST, call_text, eventually, write
+from support import FAST, MakeLoader, call_text, eventually, write
 from test_isolation import _children
 
 from loader.isolation import ProxyTool
@@ -26,7 +26,7 @@ PROCESS = replace(FAST, isolation="process")
 @pytest.fixture(scope="module")
 def both() -> Iterator[dict[str, ToolLoader]]:
     """The sample tools loaded once per mode."""
-    loaders = {mode: ToolLoader([SAMPLE_TOOLS], isolation=mode) for mode in ("thread", "process")}  # type: ignore[arg-type]
+    loaders = {mode: ToolLoader([SAMPLE_TOOLS], isolation=mode) for mode in ("thread", "process")}
     for loader in loaders.values():
         loader.scan()
     yield loaders
@@ -150,7 +150,7 @@ def state(tool_context) -> str:
 """
 
 
-def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loader) -> None:
+def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "picture.py", BYTES_TOOL)
     thread = make_loader(tools_dir, config=FAST, watch=False)
     process = make_loader(tools_dir, config=PROCESS, watch=False)
@@ -159,7 +159,9 @@ def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loade
     assert expected["content"][0]["image"]["source"]["bytes"] == bytes(range(256))
 
 
-def test_only_json_safe_invocation_state_crosses_and_never_the_agent(tools_dir: Path, make_loader) -> None:
+def test_only_json_safe_invocation_state_crosses_and_never_the_agent(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "state.py", STATE_TOOL)
     ld = make_loader(tools_dir, config=PROCESS, watch=False)
     state = {"request": {"id": 1}, "live": object(), "agent": "ignored"}
@@ -184,7 +186,7 @@ def spin(marker: str) -> str:
 """
 
 
-def test_cancelling_an_awaited_call_stops_its_worker(tools_dir: Path, make_loader) -> None:
+def test_cancelling_an_awaited_call_stops_its_worker(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "spin.py", LOOP_TOOL)
     write(
         tools_dir / "ok.py",
