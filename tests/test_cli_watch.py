@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-import pexpect  # type: ignore[import-untyped]
+import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
 from support import write
 
 DEADLINE = 20.0
