@@ -15,6 +15,7 @@ from support import FAST, MakeLoader, call_text, eventually, write
 from test_isolation import _children
 
 from loader.isolation import ProxyTool
+from loader.registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 from loader.tools.class_tool import get_tool_metadata
 from loader.types import AgentTool, ToolUse
@@ -61,7 +62,9 @@ def test_every_sample_tool_describes_itself_the_same_in_both_modes(both: dict[st
     for name in thread.names():
         proxy = process.get(name)
         assert isinstance(proxy, ProxyTool) and proxy.is_dynamic
-        assert _facts(proxy) == _facts(thread.get(name)), name  # type: ignore[arg-type]
+        original = thread.get(name)
+        assert original is not None, name
+        assert _facts(proxy) == _facts(original), name
     assert process.tool_config() == thread.tool_config()
 
 
@@ -73,6 +76,12 @@ def test_a_class_tool_keeps_its_metadata_and_version(both: dict[str, ToolLoader]
     assert get_tool_metadata(proxy) == proxy.metadata  # what list, inspect and check read
     assert proxy.version == "1.2.0"
     assert get_tool_metadata(both["process"].registry.get("slugify")) is None
+
+
+def _count_primes(registry: ToolRegistry) -> AgentTool:
+    tool = registry.get("count_primes")
+    assert tool is not None
+    return tool
 
 
 def _collect(tool: AgentTool, input: dict[str, Any]) -> list[Any]:
@@ -87,7 +96,7 @@ def _collect(tool: AgentTool, input: dict[str, Any]) -> list[Any]:
 def test_stream_events_and_results_are_the_same_in_both_modes(both: dict[str, ToolLoader]) -> None:
     thread, process = both["thread"].registry, both["process"].registry
     events = {
-        mode: _collect(registry.get("count_primes"), {"limit": 500, "chunks": 4})  # type: ignore[arg-type]
+        mode: _collect(_count_primes(registry), {"limit": 500, "chunks": 4})
         for mode, registry in (("thread", thread), ("process", process))
     }
     assert events["process"] == events["thread"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -63,8 +64,8 @@ class Point3(BaseModel):
     label: str = ""
 
 
-def _spec_of(func: Any) -> ToolSpec:
-    return tool(name="t")(func).tool_spec  # type: ignore[no-any-return]
+def _spec_of(func: Callable[..., Any]) -> ToolSpec:
+    return tool(name="t")(func).tool_spec
 
 
 def calc_v1(a: int, b: int) -> int:
