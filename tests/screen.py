@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pexpect  # type: ignore[import-untyped]
-import pyte  # type: ignore[import-untyped]
+import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
+import pyte
 
 __all__ = ["Terminal"]
 

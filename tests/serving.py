@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HttpAnswer", "Served", "get", "serve_http"]
+__all__ = ["HttpAnswer", "Served", "get", "serve_http", "server_env"]
 
 DEADLINE = 20.0
 
@@ -61,6 +61,7 @@ def get(url: str, headers: dict[str, str] | None = None, timeout: float = DEADLI
 
 
 def server_env(**extra: str) -> dict[str, str]:
+    """The test environment minus ``PYTHONDONTWRITEBYTECODE`` (users' machines write bytecode), plus ``extra``."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env.update(extra)
     return env

@@ -15,9 +15,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-import pexpect  # type: ignore[import-untyped]
+import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
 from support import write
 
 DEADLINE = 20.0
@@ -109,14 +110,15 @@ def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_pa
 class LineReader:
     """Collects a pipe's lines on a thread so the test can wait for them with a deadline."""
 
-    def __init__(self, stream: object) -> None:
+    def __init__(self, stream: Iterable[str] | None) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
         thread.start()
 
-    def _pump(self, stream: object) -> None:
-        for line in stream:  # type: ignore[attr-defined]
+    def _pump(self, stream: Iterable[str] | None) -> None:
+        assert stream is not None  # a process started with stdout=PIPE
+        for line in stream:
             self.lines.put(line.rstrip("\n"))
 
     def wait_for(self, pattern: str) -> re.Match[str]:

@@ -7,6 +7,7 @@ the screen with a generous deadline.
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -63,6 +64,11 @@ def _assert_no_name_split(lines: list[str], names: set[str]) -> None:
                     )
 
 
+def _updated_rows_at_least(count: int, lines: list[str]) -> bool:
+    """Whether the screen shows ``count`` or more "updated" event rows."""
+    return sum(" updated " in line for line in lines) >= count
+
+
 @pytest.mark.parametrize(("columns", "rows"), SIZES)
 def test_a_break_shows_the_problem_with_file_and_line_above_events_and_tools(
     tmp_path: Path, columns: int, rows: int
@@ -77,8 +83,7 @@ def test_a_break_shows_the_problem_with_file_and_line_above_events_and_tools(
             path = tools / f"extra_{index:02d}.py"
             path.write_text(path.read_text().replace("Return x.", f"Return x ({index})."))
             terminal.wait_for(
-                lambda lines, n=index + 1: sum(" updated " in line for line in lines) >= min(n, 5),
-                f"{index + 1} updated rows",
+                functools.partial(_updated_rows_at_least, min(index + 1, 5)), f"{index + 1} updated rows"
             )
         calculator = tools / "calculator.py"
         broken_line = calculator.read_text().count("\n") + 2

@@ -229,7 +229,8 @@ def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(
     eventually(lambda: ld.registry.source_of("greet") == str(hello), message="greet follows the moved file")
     assert ld.wait_idle(10)
     assert call_text(ld, "greet") == "first"
-    assert ld.file_status(second).state is FileState.CONFLICT  # type: ignore[union-attr]
+    second_status = ld.file_status(second)
+    assert second_status is not None and second_status.state is FileState.CONFLICT
     moved = [e for e in events if e.kind is LoaderEventKind.MOVED]
     assert [(e.moved_from, e.path) for e in moved] == [(greet, hello)]
     assert not [e for e in events if e.kind in (LoaderEventKind.REMOVED, LoaderEventKind.ADDED)]
@@ -277,7 +278,9 @@ def test_08_broken_save_keeps_last_good_version(tools_dir: Path, make_loader: Ma
     assert call_text(ld, "fragile") == "good"
     path.write_text(function_tool_source("fragile", "return 'fixed'"))
     eventually(lambda: _text_is(ld, "fragile", "fixed"))
-    assert ld.file_status(path).state is FileState.LOADED  # type: ignore[union-attr]
+    assert ld.wait_idle(10)  # the registry swaps before the statuses are published: let the batch end
+    status = ld.file_status(path)
+    assert status is not None and status.state is FileState.LOADED
     assert _removed(sets, "fragile") == []
 
 
@@ -293,7 +296,9 @@ def test_09_conflicting_name_moves_to_the_other_file_when_owner_drops_it(
     assert call_text(ld, "contested") == "owner"
     owner.write_text(function_tool_source("other_name", "return 'renamed'"))
     eventually(lambda: _text_is(ld, "contested", "challenger"))
-    assert ld.file_status(challenger).state is FileState.LOADED  # type: ignore[union-attr]
+    assert ld.wait_idle(10)  # the registry swaps before the statuses are published: let the batch end
+    status = ld.file_status(challenger)
+    assert status is not None and status.state is FileState.LOADED
     assert call_text(ld, "other_name") == "renamed"
 
 
@@ -540,14 +545,16 @@ def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_l
     ((name, change),) = event.status.spec_changes
     assert name == "calc" and change.kind.value == "breaking"
     assert any("'a'" in reason and "removed" in reason for reason in change.reasons), change.reasons
-    assert ld.file_status(calc).breaking_changes == event.status.spec_changes  # type: ignore[union-attr]
+    status = ld.file_status(calc)
+    assert status is not None and status.breaking_changes == event.status.spec_changes
     events.clear()
     calc.write_text(
         "from loader import tool\n\n@tool\ndef calc(b: int, c: int = 0) -> int:\n    '''Add.'''\n    return b + c\n"
     )
     event = eventually(lambda: next((e for e in events if e.kind is LoaderEventKind.UPDATED), None))
     assert [(n, c.kind.value) for n, c in event.status.spec_changes] == [("calc", "additive")]
-    assert ld.file_status(calc).breaking_changes == ()  # type: ignore[union-attr]
+    status = ld.file_status(calc)
+    assert status is not None and status.breaking_changes == ()
 
 
 # Event-only ------------------------------------------------------------------------------------
@@ -619,7 +626,9 @@ def test_missing_helper_appearing_later_loads_the_tool(tools_dir: Path, make_loa
     eventually(
         lambda: _text_is(ld, "needs_helper", "arrived"), message="the tool loads once its helper exists"
     )
-    assert ld.file_status(user).state is FileState.LOADED  # type: ignore[union-attr]
+    assert ld.wait_idle(10)  # the registry swaps before the statuses are published: let the batch end
+    status = ld.file_status(user)
+    assert status is not None and status.state is FileState.LOADED
     assert user.stat().st_mtime_ns == before  # the tool file itself was never touched
 
 

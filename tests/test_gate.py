@@ -16,7 +16,7 @@ import pytest
 from support import FAST, cli_env, eventually, run_cli, write
 from test_cli_watch import LineReader
 
-from loader import FileState, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
+from loader import FileState, LoaderEvent, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
 from loader.history import HistoryStore
 from loader.reload.gate import (
     EXAMPLE_FAILED,
@@ -204,19 +204,26 @@ def _version(loader: ToolLoader) -> int | None:
     return int(value["version"]) if isinstance(value, dict) else None
 
 
+def _last_event(events: list[LoaderEvent], kind: LoaderEventKind) -> LoaderEvent | None:
+    """The last event heard, if it is of ``kind``."""
+    return events[-1] if events and events[-1].kind is kind else None
+
+
 def test_rejected_save_keeps_the_last_good_version(
     tools_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
     path = write(tools_dir / "calc.py", _calc(1))
     loader = make_loader(tools_dir, config=GATED)
-    events: list[Any] = []
+    events: list[LoaderEvent] = []
     loader.subscribe(events.append)
     assert _version(loader) == 1
 
     write(path, _calc(2, broken=True))
-    eventually(lambda: (s := loader.file_status(path)) is not None and s.state is FileState.REJECTED)
+    # The status and the registry change before listeners hear of it: wait for the event itself.
+    rejected = eventually(lambda: _last_event(events, LoaderEventKind.REJECTED))
+    assert rejected.path == path
     status = loader.file_status(path)
-    assert status is not None and status.error is not None
+    assert status is not None and status.state is FileState.REJECTED and status.error is not None
     assert status.error.exc_type == EXAMPLE_FAILED
     assert status.error.message == (
         'calc example 0 (\'sum\') with {"a": 1, "b": 2}: expected 3 at sum, got 4'
@@ -224,12 +231,13 @@ def test_rejected_save_keeps_the_last_good_version(
     assert status.error.line == 3  # the decorated function
     assert status.tools == ("calc",)  # still serving
     assert _version(loader) == 1
-    assert events[-1].kind is LoaderEventKind.REJECTED
 
     write(path, _calc(3))
-    eventually(lambda: _version(loader) == 3)
-    assert loader.file_status(path).state is FileState.LOADED  # type: ignore[union-attr]
-    assert events[-1].kind is LoaderEventKind.RECOVERED
+    recovered = eventually(lambda: _last_event(events, LoaderEventKind.RECOVERED))
+    assert recovered.path == path and recovered.tools == ("calc",)
+    assert _version(loader) == 3
+    status = loader.file_status(path)
+    assert status is not None and status.state is FileState.LOADED
 
 
 def test_without_the_gate_examples_do_not_run(
@@ -246,7 +254,8 @@ def test_rejected_at_the_first_scan_serves_nothing(
     path = write(tools_dir / "calc.py", _calc(1, broken=True))
     loader = make_loader(tools_dir, config=GATED, watch=False)
     assert "calc" not in loader.registry
-    assert loader.file_status(path).state is FileState.REJECTED  # type: ignore[union-attr]
+    status = loader.file_status(path)
+    assert status is not None and status.state is FileState.REJECTED
 
 
 def test_randomized_saves_never_serve_a_failing_version(

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import call_text, write
+from support import MakeLoader, call_text, write
 
 from loader.reload.importer import NAMESPACE, ToolImporter
 
@@ -30,7 +30,7 @@ def _bare_names_from(folder: Path) -> list[str]:
     return found
 
 
-def test_tool_named_like_stdlib_module_never_shadows_it(tools_dir: Path, make_loader) -> None:
+def test_tool_named_like_stdlib_module_never_shadows_it(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(
         tools_dir / "json.py",
         """
@@ -52,7 +52,9 @@ def test_tool_named_like_stdlib_module_never_shadows_it(tools_dir: Path, make_lo
     assert _bare_names_from(tools_dir) == []
 
 
-def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(tools_dir: Path, make_loader) -> None:
+def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "colorsys.py", "def rgb_to_yiq(*args):\n    return 'sibling'\n")
     write(
         tools_dir / "paint.py",
@@ -74,7 +76,7 @@ def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(tools_dir: Pat
     assert _bare_names_from(tools_dir) == []
 
 
-def test_import_helpers_from_and_relative_forms(tools_dir: Path, make_loader) -> None:
+def test_import_helpers_from_and_relative_forms(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "helpers.py", "GREETING = 'hello'\ndef shout(x):\n    return x.upper()\n")
     write(tools_dir / "pkg" / "__init__.py", "")
     write(tools_dir / "pkg" / "util.py", "def twice(x):\n    return x * 2\n")
@@ -103,7 +105,9 @@ def test_import_helpers_from_and_relative_forms(tools_dir: Path, make_loader) ->
     assert _bare_names_from(tools_dir) == []
 
 
-def test_each_load_compiles_current_bytes_even_with_same_size_and_mtime(tools_dir: Path, make_loader) -> None:
+def test_each_load_compiles_current_bytes_even_with_same_size_and_mtime(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     """CPython's .pyc check trusts size + whole-second mtime; an edit keeping both must still be seen."""
     path = write(
         tools_dir / "ver.py",
@@ -141,10 +145,8 @@ def test_failed_load_keeps_previous_module_current(tools_dir: Path) -> None:
     try:
         path = tools_dir / "thing.py"
         good = importer.load(path, b"VALUE = 1\n")
-        try:
+        with pytest.raises(RuntimeError, match="boom"):
             importer.load(path, b"VALUE = 2\nraise RuntimeError('boom')\n")
-        except RuntimeError:
-            pass
         assert sys.modules[importer.module_name_for(path)] is good
         assert importer.executions == 2
     finally:
@@ -178,12 +180,14 @@ def test_loaded_modules_carry_the_attributes_the_import_system_would_set(tools_d
         path = tools_dir / "attrs.py"
         module = importer.load(path, path.read_bytes())
         assert module.__file__ == str(path) and module.__cached__ is None
-        assert module.__spec__.origin == str(path) and module.__spec__.has_location
-        assert module.__loader__ is module.__spec__.loader
+        spec = module.__spec__
+        assert spec is not None and spec.origin == str(path) and spec.has_location
+        assert module.__loader__ is spec.loader
         assert module.__package__ == module.__name__.rpartition(".")[0]
         assert "SOURCE = inspect.getsource" in module.SOURCE  # linecache holds the bytes that ran
         leaf = importer.load(tools_dir / "pkg" / "leaf.py", (tools_dir / "pkg" / "leaf.py").read_bytes())
         assert leaf.X == "é"
+        assert leaf.__package__ is not None
         package = sys.modules[leaf.__package__]
         assert package.__path__ == [str(tools_dir / "pkg")] and package.__file__ == str(
             tools_dir / "pkg" / "__init__.py"

@@ -8,6 +8,7 @@ command in a child process).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -15,13 +16,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support import FAST, call_text, eventually, function_tool_source, run_cli, write
 
 from loader.reload.loader import ToolLoader
 from loader.status import FileState
+from loader.types import ToolResult
 
 PROCESS = replace(FAST, isolation="process")
 
@@ -76,7 +77,7 @@ def _children() -> set[int]:
     return found
 
 
-def _text(result: dict[str, Any]) -> str:
+def _text(result: ToolResult) -> str:
     return str(result["content"][0].get("text"))
 
 
@@ -152,7 +153,7 @@ def test_a_stuck_call_times_out_while_other_calls_are_answered(
     ld = make_loader(faults_dir, config=replace(PROCESS, call_timeout=8.0))
     assert call_text(ld, "steady") == "steady"
     marker = faults_dir.parent / f"{how}-started"
-    stuck: list[dict[str, Any]] = []
+    stuck: list[ToolResult] = []
     caller = threading.Thread(
         target=lambda: stuck.append(ld.registry.invoke("fault", {"how": how, "marker": str(marker)}))
     )
@@ -196,17 +197,20 @@ def test_stuck_imports_kill_their_worker_instead_of_leaking_threads(
     assert call_text(ld, "steady") == "steady"
     threads = threading.active_count()
     stuck = tools_dir / "stuck.py"
+
+    def stuck_in_round(round_: int) -> bool:
+        s = ld.file_status(stuck)
+        return (
+            s is not None
+            and s.state is FileState.STUCK
+            and s.content_hash is None
+            and ld.wait_idle(10)
+            and f"ROUND = {round_}" in stuck.read_text()
+        )
+
     for round_ in range(3):
         stuck.write_text(f"ROUND = {round_}\nwhile True:\n    pass\n")
-        eventually(
-            lambda r=round_: (
-                (s := ld.file_status(stuck)) is not None
-                and s.state is FileState.STUCK
-                and s.content_hash is None
-                and ld.wait_idle(10)
-                and f"ROUND = {r}" in stuck.read_text()
-            )
-        )
+        eventually(functools.partial(stuck_in_round, round_))
     status = ld.file_status(stuck)
     assert status is not None and status.error is not None and status.error.line in (2, 3)
     assert threading.active_count() <= threads

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FAST, call_text, eventually, write
+from support import FAST, MakeLoader, call_text, eventually, write
 from test_isolation import _children
 
 from loader.isolation import ProxyTool
+from loader.registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 from loader.tools.class_tool import get_tool_metadata
 from loader.types import AgentTool, ToolUse
@@ -26,7 +27,7 @@ PROCESS = replace(FAST, isolation="process")
 @pytest.fixture(scope="module")
 def both() -> Iterator[dict[str, ToolLoader]]:
     """The sample tools loaded once per mode."""
-    loaders = {mode: ToolLoader([SAMPLE_TOOLS], isolation=mode) for mode in ("thread", "process")}  # type: ignore[arg-type]
+    loaders = {mode: ToolLoader([SAMPLE_TOOLS], isolation=mode) for mode in ("thread", "process")}
     for loader in loaders.values():
         loader.scan()
     yield loaders
@@ -61,7 +62,9 @@ def test_every_sample_tool_describes_itself_the_same_in_both_modes(both: dict[st
     for name in thread.names():
         proxy = process.get(name)
         assert isinstance(proxy, ProxyTool) and proxy.is_dynamic
-        assert _facts(proxy) == _facts(thread.get(name)), name  # type: ignore[arg-type]
+        original = thread.get(name)
+        assert original is not None, name
+        assert _facts(proxy) == _facts(original), name
     assert process.tool_config() == thread.tool_config()
 
 
@@ -73,6 +76,12 @@ def test_a_class_tool_keeps_its_metadata_and_version(both: dict[str, ToolLoader]
     assert get_tool_metadata(proxy) == proxy.metadata  # what list, inspect and check read
     assert proxy.version == "1.2.0"
     assert get_tool_metadata(both["process"].registry.get("slugify")) is None
+
+
+def _count_primes(registry: ToolRegistry) -> AgentTool:
+    tool = registry.get("count_primes")
+    assert tool is not None
+    return tool
 
 
 def _collect(tool: AgentTool, input: dict[str, Any]) -> list[Any]:
@@ -87,7 +96,7 @@ def _collect(tool: AgentTool, input: dict[str, Any]) -> list[Any]:
 def test_stream_events_and_results_are_the_same_in_both_modes(both: dict[str, ToolLoader]) -> None:
     thread, process = both["thread"].registry, both["process"].registry
     events = {
-        mode: _collect(registry.get("count_primes"), {"limit": 500, "chunks": 4})  # type: ignore[arg-type]
+        mode: _collect(_count_primes(registry), {"limit": 500, "chunks": 4})
         for mode, registry in (("thread", thread), ("process", process))
     }
     assert events["process"] == events["thread"]
@@ -150,7 +159,7 @@ def state(tool_context) -> str:
 """
 
 
-def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loader) -> None:
+def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "picture.py", BYTES_TOOL)
     thread = make_loader(tools_dir, config=FAST, watch=False)
     process = make_loader(tools_dir, config=PROCESS, watch=False)
@@ -159,7 +168,9 @@ def test_bytes_and_non_finite_floats_cross_unchanged(tools_dir: Path, make_loade
     assert expected["content"][0]["image"]["source"]["bytes"] == bytes(range(256))
 
 
-def test_only_json_safe_invocation_state_crosses_and_never_the_agent(tools_dir: Path, make_loader) -> None:
+def test_only_json_safe_invocation_state_crosses_and_never_the_agent(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "state.py", STATE_TOOL)
     ld = make_loader(tools_dir, config=PROCESS, watch=False)
     state = {"request": {"id": 1}, "live": object(), "agent": "ignored"}
@@ -184,7 +195,7 @@ def spin(marker: str) -> str:
 """
 
 
-def test_cancelling_an_awaited_call_stops_its_worker(tools_dir: Path, make_loader) -> None:
+def test_cancelling_an_awaited_call_stops_its_worker(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "spin.py", LOOP_TOOL)
     write(
         tools_dir / "ok.py",

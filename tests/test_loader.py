@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
-from support import FAST, call_text, function_tool_source, write
+from support import FAST, MakeLoader, call_text, function_tool_source, write
 
 from loader.hookspecs import hookimpl
 from loader.reload.loader import LoaderConfig, ToolLoader
-from loader.status import FileState
+from loader.status import FileState, FileStatus, LoadErrorInfo
+from loader.types import AgentTool
 
 
-def test_scan_reports_every_file_with_its_tools(tools_dir: Path, make_loader) -> None:
+def test_scan_reports_every_file_with_its_tools(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "a.py", function_tool_source("alpha"))
     write(tools_dir / "sub" / "b.py", function_tool_source("beta"))
     write(tools_dir / "helpers.py", "X = 1\n")
@@ -32,14 +35,16 @@ def test_scan_reports_every_file_with_its_tools(tools_dir: Path, make_loader) ->
     assert all(tool.is_dynamic for tool in ld.registry.list())
 
 
-def test_not_recursive_skips_subfolders(tools_dir: Path, make_loader) -> None:
+def test_not_recursive_skips_subfolders(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "a.py", function_tool_source("alpha"))
     write(tools_dir / "sub" / "b.py", function_tool_source("beta"))
     ld = make_loader(tools_dir, watch=False, recursive=False)
     assert ld.registry.names() == ("alpha",)
 
 
-def test_editor_temporaries_hidden_files_and_non_python_are_ignored(tools_dir: Path, make_loader) -> None:
+def test_editor_temporaries_hidden_files_and_non_python_are_ignored(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     source = function_tool_source("real")
     for name in [
         ".#x.py",
@@ -61,7 +66,7 @@ def test_editor_temporaries_hidden_files_and_non_python_are_ignored(tools_dir: P
     assert [s.path.name for s in ld.status()] == ["x.py"]
 
 
-def test_syntax_error_names_file_and_line(tools_dir: Path, make_loader) -> None:
+def test_syntax_error_names_file_and_line(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "bad.py", "x = 1\n\ndef broken(:\n    pass\n")
     ld = make_loader(tools_dir, watch=False)
     status = ld.status()[0]
@@ -72,7 +77,7 @@ def test_syntax_error_names_file_and_line(tools_dir: Path, make_loader) -> None:
     assert status.error.line == 3
 
 
-def test_exception_at_import_points_at_the_tool_file_line(tools_dir: Path, make_loader) -> None:
+def test_exception_at_import_points_at_the_tool_file_line(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "boom.py", "import os\n\nvalue = 1\nraise RuntimeError('no config')\n")
     ld = make_loader(tools_dir, watch=False)
     error = ld.status()[0].error
@@ -81,7 +86,9 @@ def test_exception_at_import_points_at_the_tool_file_line(tools_dir: Path, make_
     assert "boom.py" in error.traceback
 
 
-def test_import_error_and_sys_exit_at_import_are_load_failures(tools_dir: Path, make_loader) -> None:
+def test_import_error_and_sys_exit_at_import_are_load_failures(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "missing.py", "import definitely_not_installed_xyz\n")
     write(tools_dir / "exits.py", "import sys\nsys.exit(3)\n")
     write(tools_dir / "ok.py", function_tool_source("fine"))
@@ -94,7 +101,7 @@ def test_import_error_and_sys_exit_at_import_are_load_failures(tools_dir: Path, 
     assert call_text(ld, "fine") == "v1"
 
 
-def test_duplicate_name_within_a_file_fails_the_file(tools_dir: Path, make_loader) -> None:
+def test_duplicate_name_within_a_file_fails_the_file(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(
         tools_dir / "dup.py",
         """
@@ -118,7 +125,7 @@ def test_duplicate_name_within_a_file_fails_the_file(tools_dir: Path, make_loade
     assert "same" not in ld.registry
 
 
-def test_conflict_between_files_first_owner_keeps_the_name(tools_dir: Path, make_loader) -> None:
+def test_conflict_between_files_first_owner_keeps_the_name(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "a_first.py", function_tool_source("shared", "return 'first'"))
     write(tools_dir / "b_second.py", function_tool_source("shared", "return 'second'"))
     ld = make_loader(tools_dir, watch=False)
@@ -129,7 +136,9 @@ def test_conflict_between_files_first_owner_keeps_the_name(tools_dir: Path, make
     assert call_text(ld, "shared") == "first"
 
 
-def test_imported_tools_are_not_rediscovered_in_the_importing_file(tools_dir: Path, make_loader) -> None:
+def test_imported_tools_are_not_rediscovered_in_the_importing_file(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     write(tools_dir / "base.py", function_tool_source("base_tool"))
     write(tools_dir / "reexport.py", "from base import base_tool\n")
     ld = make_loader(tools_dir, watch=False)
@@ -139,7 +148,7 @@ def test_imported_tools_are_not_rediscovered_in_the_importing_file(tools_dir: Pa
     assert states["reexport.py"].tools == ()
 
 
-def test_module_tool_style(tools_dir: Path, make_loader) -> None:
+def test_module_tool_style(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(
         tools_dir / "echo_mod.py",
         """
@@ -162,7 +171,7 @@ def test_module_tool_style(tools_dir: Path, make_loader) -> None:
     assert call_text(ld, "echo_mod", {"message": "hey"}) == "hey"
 
 
-def test_module_tool_without_function_fails_clearly(tools_dir: Path, make_loader) -> None:
+def test_module_tool_without_function_fails_clearly(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(
         tools_dir / "lonely.py",
         "TOOL_SPEC = {'name': 'lonely', 'description': 'x', 'inputSchema': {'json': {}}}\n",
@@ -172,7 +181,7 @@ def test_module_tool_without_function_fails_clearly(tools_dir: Path, make_loader
     assert error is not None and "no function named 'lonely'" in error.message
 
 
-def test_class_tool_is_instantiated_with_args_from_a_plugin(tools_dir: Path, make_loader) -> None:
+def test_class_tool_is_instantiated_with_args_from_a_plugin(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(
         tools_dir / "greeter.py",
         """
@@ -191,7 +200,7 @@ def test_class_tool_is_instantiated_with_args_from_a_plugin(tools_dir: Path, mak
 
     class Args:
         @hookimpl
-        def tool_loader_class_tool_args(self, cls: type, path: Path):
+        def tool_loader_class_tool_args(self, cls: type, path: Path) -> tuple[tuple[()], dict[str, Any]]:
             return (), {"greeting": "Howdy"}
 
     ld = make_loader(tools_dir, watch=False, plugins=[Args()])
@@ -200,7 +209,7 @@ def test_class_tool_is_instantiated_with_args_from_a_plugin(tools_dir: Path, mak
     assert call_text(ld, "greeter", {"who": "Ada"}) == "Howdy, Ada!"
 
 
-def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader) -> None:
+def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "plain.py", "def shout(text):\n    return text.upper()\n")
     write(tools_dir / "skip_me.py", function_tool_source("skipped"))
 
@@ -208,7 +217,7 @@ def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader) 
         """Turns every public function of a module into a tool (a toy third-party plugin)."""
 
         @hookimpl
-        def tool_loader_discover_tools(self, module, path):
+        def tool_loader_discover_tools(self, module: ModuleType, path: Path) -> list[AgentTool]:
             from loader import tool
 
             return [
@@ -221,31 +230,31 @@ def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader) 
             ]
 
         @hookimpl
-        def tool_loader_is_tool_source(self, path, root):
+        def tool_loader_is_tool_source(self, path: Path, root: Path) -> bool | None:
             return False if path.name.startswith("skip_") else None
 
     ld = make_loader(tools_dir, watch=False, plugins=[PlainFunctions()])
     assert ld.registry.names() == ("shout",)
 
 
-def test_hooks_announce_tools_and_failures(tools_dir: Path, make_loader) -> None:
+def test_hooks_announce_tools_and_failures(tools_dir: Path, make_loader: MakeLoader) -> None:
     seen: list[tuple[str, str]] = []
 
     class Recorder:
         @hookimpl
-        def tool_loader_configure(self, loader):
+        def tool_loader_configure(self, loader: ToolLoader) -> None:
             seen.append(("configure", type(loader).__name__))
 
         @hookimpl
-        def tool_loader_tool_added(self, tool, path):
+        def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:
             seen.append(("added", tool.tool_name))
 
         @hookimpl
-        def tool_loader_load_failed(self, path, error):
+        def tool_loader_load_failed(self, path: Path, error: LoadErrorInfo) -> None:
             seen.append(("failed", f"{path.name}:{error.line}"))
 
         @hookimpl
-        def tool_loader_file_status_changed(self, status, previous):
+        def tool_loader_file_status_changed(self, status: FileStatus, previous: FileStatus | None) -> None:
             seen.append(("status", f"{status.path.name}={status.state}"))
 
     write(tools_dir / "good.py", function_tool_source("good"))
@@ -257,10 +266,12 @@ def test_hooks_announce_tools_and_failures(tools_dir: Path, make_loader) -> None
     assert ("status", "good.py=loaded") in seen and ("status", "bad.py=failed") in seen
 
 
-def test_a_plugin_that_raises_in_a_notification_does_not_break_loading(tools_dir: Path, make_loader) -> None:
+def test_a_plugin_that_raises_in_a_notification_does_not_break_loading(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
     class Broken:
         @hookimpl
-        def tool_loader_tool_added(self, tool, path):
+        def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:
             raise RuntimeError("plugin bug")
 
     write(tools_dir / "good.py", function_tool_source("good"))
@@ -268,7 +279,7 @@ def test_a_plugin_that_raises_in_a_notification_does_not_break_loading(tools_dir
     assert call_text(ld, "good") == "v1"
 
 
-def test_symlink_leading_outside_is_refused(tmp_path: Path, tools_dir: Path, make_loader) -> None:
+def test_symlink_leading_outside_is_refused(tmp_path: Path, tools_dir: Path, make_loader: MakeLoader) -> None:
     outside = write(tmp_path / "outside" / "evil.py", function_tool_source("evil"))
     os.symlink(outside, tools_dir / "evil.py")
     inside = write(tools_dir / "real" / "inner.py", function_tool_source("inner"))
@@ -330,7 +341,7 @@ def test_stuck_import_is_reported_and_others_still_load(tools_dir: Path) -> None
 
 
 @pytest.mark.parametrize("name", ["bad name", "x" * 65])
-def test_invalid_tool_names_fail_the_file(tools_dir: Path, make_loader, name: str) -> None:
+def test_invalid_tool_names_fail_the_file(tools_dir: Path, make_loader: MakeLoader, name: str) -> None:
     write(
         tools_dir / "named.py",
         f"TOOL_SPEC = {{'name': {name!r}, 'description': 'd', 'inputSchema': {{'json': {{}}}}}}\n"

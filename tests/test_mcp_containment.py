@@ -10,6 +10,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -45,9 +46,9 @@ def quick() -> str:
     return "quick"
 
 
-async def until(predicate: object, timeout: float = DEADLINE) -> None:
+async def until(predicate: Callable[[], object], timeout: float = DEADLINE) -> None:
     with anyio.fail_after(timeout):
-        while not predicate():  # type: ignore[operator]
+        while not predicate():
             await anyio.sleep(0.005)
 
 

@@ -162,7 +162,9 @@ async def test_ready_requires_clean_stays_503_while_a_file_fails(served_dir: Pat
 async def test_metrics_parse_with_prometheus_client(served_dir: Path, tmp_path: Path) -> None:
     with serve_http(served_dir, tmp_path, wait_ready=True) as served:
         async with Client(served.url, mode="legacy") as client:
-            fingerprint = (await client.list_tools()).meta[FINGERPRINT_META_KEY]  # type: ignore[index]
+            meta = (await client.list_tools()).meta
+            assert meta is not None
+            fingerprint = meta[FINGERPRINT_META_KEY]
             assert not (await client.call_tool("greet", {"name": "ada"})).is_error
             assert (await client.call_tool("greet", {"nom": "ada"})).is_error
             assert (await client.call_tool("nope", {})).is_error

@@ -119,6 +119,13 @@ async def legacy_client(server: MCPToolServer) -> AsyncIterator[tuple[Client, No
         yield client, notes
 
 
+def _text_of(result: types.CallToolResult) -> str:
+    """The text of a call result's first block (which must be text)."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent), block
+    return block.text
+
+
 def dumped(tool: types.Tool) -> dict[str, Any]:
     return tool.model_dump(by_alias=True, exclude_none=True)
 
@@ -339,12 +346,12 @@ async def test_a_blocking_sync_tool_does_not_hold_up_other_calls(registry: ToolR
 
         async def call_slow() -> None:
             result = await client.call_tool("slow", {})
-            finished.append(result.content[0].text)  # type: ignore[union-attr]
+            finished.append(_text_of(result))
 
         group.start_soon(call_slow)
         await in_thread(started.wait, 20)
         fast = await client.call_tool("add", {"a": 1, "b": 1})
-        finished.append(fast.content[0].text)  # type: ignore[union-attr]
+        finished.append(_text_of(fast))
         release.set()
     assert finished == ["2", "slow done"]
 
@@ -416,7 +423,7 @@ async def test_a_changed_tool_is_called_in_its_new_version(
         return f"HELLO {name.upper()}"
 
     async with legacy_client(server) as (client, notes):
-        assert (await client.call_tool("greet", {"name": "ada"})).content[0].text == "hello ada"  # type: ignore[union-attr]
+        assert _text_of(await client.call_tool("greet", {"name": "ada"})) == "hello ada"
         await in_thread(registry.replace, FunctionTool(greet_v2, name="greet"))
         await until(notes.tools_changed)
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}

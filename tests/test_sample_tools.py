@@ -12,7 +12,7 @@ import pytest
 from loader.console.check import find_problems
 from loader.reload.loader import ToolLoader
 from loader.status import FileState
-from loader.types import ToolResult
+from loader.types import ToolResult, ToolUse
 
 SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
 
@@ -171,8 +171,12 @@ def test_count_primes_streams_progress_before_its_result(samples: ToolLoader) ->
     assert tool is not None
 
     async def collect() -> list[Any]:
-        use = {"toolUseId": "tooluse_primes", "name": "count_primes", "input": {"limit": 1000, "chunks": 5}}
-        return [event async for event in tool.stream(use, {})]  # type: ignore[arg-type]
+        use: ToolUse = {
+            "toolUseId": "tooluse_primes",
+            "name": "count_primes",
+            "input": {"limit": 1000, "chunks": 5},
+        }
+        return [event async for event in tool.stream(use, {})]
 
     events = asyncio.run(collect())
     progress = [e for e in events if isinstance(e, dict) and "progress" in e]

@@ -8,13 +8,11 @@ prove stale bytecode is never served.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from serving import serve_http, server_env
 from support import write
 
 from loader.cli import build_parser, main
@@ -67,11 +66,6 @@ def echo(text: str) -> str:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def server_env() -> dict[str, str]:
-    """The test environment minus ``PYTHONDONTWRITEBYTECODE`` (users' machines write bytecode)."""
-    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
 def serve_command(*args: str) -> list[str]:
@@ -220,50 +214,9 @@ async def test_stdio_reports_a_broken_save_and_keeps_serving(served_dir: Path, t
 # -- streamable HTTP -------------------------------------------------------------
 
 
-@contextmanager
-def http_server(served_dir: Path, cwd: Path, *extra: str) -> Iterator[tuple[str, list[str]]]:
-    """Start ``serve --transport http --port 0``; yield its URL and its stderr lines so far (kept filling)."""
-    process = subprocess.Popen(
-        serve_command(str(served_dir), "--transport", "http", "--port", "0", *extra),
-        cwd=cwd,
-        env=server_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line.rstrip("\n"))
-            if " tools at http://" in line:
-                found.set()
-        found.set()
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        assert found.wait(DEADLINE), lines
-        match = next(
-            (re.search(r" at (http://\S+)$", line) for line in lines if " tools at http://" in line), None
-        )
-        assert match is not None, lines
-        yield match.group(1), lines
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-        reader.join(10)
-
-
 async def test_http_clients_of_both_eras_follow_every_edit(served_dir: Path, tmp_path: Path) -> None:
-    with http_server(served_dir, tmp_path) as (url, lines):
+    with serve_http(served_dir, tmp_path, wait_ready=True) as served:
+        url, lines = served.url, served.lines
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
         assert "serving 2 tools at " + url in lines
         legacy_counter, modern_counter = ChangeCounter(), ChangeCounter()
@@ -296,9 +249,9 @@ async def test_http_clients_of_both_eras_follow_every_edit(served_dir: Path, tmp
 
 
 async def test_http_each_client_follows_edits_alone(served_dir: Path, tmp_path: Path) -> None:
-    with http_server(served_dir, tmp_path) as (url, _):
+    with serve_http(served_dir, tmp_path, wait_ready=True) as served:
         counter = ChangeCounter()
-        async with Client(url, mode="legacy", message_handler=counter.on_message) as client:
+        async with Client(served.url, mode="legacy", message_handler=counter.on_message) as client:
             await follow_edits(client, counter, served_dir)
 
 
@@ -317,8 +270,8 @@ def test_a_missing_folder_is_a_usage_error(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_a_taken_port_is_a_usage_error(served_dir: Path, tmp_path: Path) -> None:
-    with http_server(served_dir, tmp_path) as (url, _):
-        port = url.rsplit(":", 1)[1].split("/")[0]
+    with serve_http(served_dir, tmp_path, wait_ready=True) as served:
+        port = str(served.port)
         second = subprocess.run(
             serve_command(str(served_dir), "--transport", "http", "--port", port),
             cwd=tmp_path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -25,10 +26,13 @@ def spec(
     *,
     description: str = "A tool.",
     output: dict[str, Any] | None = None,
+    defs: dict[str, Any] | None = None,
     **extra: Any,
 ) -> ToolSpec:
-    """A Bedrock-style spec with the given input properties."""
+    """A Bedrock-style spec with the given input properties (``defs``: its ``$defs``)."""
     schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
+    if defs is not None:
+        schema["$defs"] = defs
     if required:
         schema["required"] = list(required)
     result: ToolSpec = {"name": "t", "description": description, "inputSchema": {"json": schema}}
@@ -60,8 +64,8 @@ class Point3(BaseModel):
     label: str = ""
 
 
-def _spec_of(func: Any) -> ToolSpec:
-    return tool(name="t")(func).tool_spec  # type: ignore[no-any-return]
+def _spec_of(func: Callable[..., Any]) -> ToolSpec:
+    return tool(name="t")(func).tool_spec
 
 
 def calc_v1(a: int, b: int) -> int:
@@ -466,8 +470,8 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
     # $ref / $defs written by hand, different def names on each side
     (
         "ref to renamed def, same shape",
-        spec({"p": {"$ref": "#/$defs/A"}}, **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}}),
-        spec({"p": {"$ref": "#/$defs/B"}}, **{"$defs": {"B": {"type": "object", "properties": {"x": INT}}}}),
+        spec({"p": {"$ref": "#/$defs/A"}}, defs={"A": {"type": "object", "properties": {"x": INT}}}),
+        spec({"p": {"$ref": "#/$defs/B"}}, defs={"B": {"type": "object", "properties": {"x": INT}}}),
         N,
         None,
     ),
@@ -475,9 +479,9 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
         "ref target field removed",
         spec(
             {"p": {"$ref": "#/$defs/A"}},
-            **{"$defs": {"A": {"type": "object", "properties": {"x": INT, "y": INT}}}},
+            defs={"A": {"type": "object", "properties": {"x": INT, "y": INT}}},
         ),
-        spec({"p": {"$ref": "#/$defs/A"}}, **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}}),
+        spec({"p": {"$ref": "#/$defs/A"}}, defs={"A": {"type": "object", "properties": {"x": INT}}}),
         B,
         "parameter 'p.y' removed",
     ),
@@ -485,11 +489,11 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
         "allOf-wrapped ref, same shape",
         spec(
             {"p": {"allOf": [{"$ref": "#/$defs/A"}], "description": "x"}},
-            **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}},
+            defs={"A": {"type": "object", "properties": {"x": INT}}},
         ),
         spec(
             {"p": {"$ref": "#/$defs/A", "description": "x"}},
-            **{"$defs": {"A": {"type": "object", "properties": {"x": INT}}}},
+            defs={"A": {"type": "object", "properties": {"x": INT}}},
         ),
         N,
         None,
@@ -498,11 +502,11 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
         "recursive $ref, nested change",
         spec(
             {"n": {"$ref": "#/$defs/N"}},
-            **{"$defs": {"N": {"type": "object", "properties": {"v": INT, "next": {"$ref": "#/$defs/N"}}}}},
+            defs={"N": {"type": "object", "properties": {"v": INT, "next": {"$ref": "#/$defs/N"}}}},
         ),
         spec(
             {"n": {"$ref": "#/$defs/N"}},
-            **{"$defs": {"N": {"type": "object", "properties": {"v": STR, "next": {"$ref": "#/$defs/N"}}}}},
+            defs={"N": {"type": "object", "properties": {"v": STR, "next": {"$ref": "#/$defs/N"}}}},
         ),
         B,
         "type of parameter 'n.v' changed",

@@ -234,8 +234,10 @@ def test_provider_accepts_a_bare_registry_and_lists_adapters(
     assert provider.registry is loader.registry
     adapters = provider.adapters()
     assert [adapter.tool_name for adapter in adapters] == ["farewell", "greet"]
-    assert adapters[1].tool_spec == loader.registry.get("greet").tool_spec  # type: ignore[union-attr]
-    assert adapters[1].tool_spec is not loader.registry.get("greet").tool_spec  # type: ignore[union-attr]
+    greet = loader.registry.get("greet")
+    assert greet is not None
+    assert adapters[1].tool_spec == greet.tool_spec
+    assert adapters[1].tool_spec is not greet.tool_spec
 
 
 # -- Strands tool files in the loader ----------------------------------------------
@@ -375,7 +377,11 @@ def test_strands_agents_tools_modules_load_with_strands_own_specs(
             tool.tool_name: tool.tool_spec
             for tool in load_tools_from_module(importlib.import_module(f"strands_tools.{name}"), name)
         }
-        ours = {tool_name: loader.registry.get(tool_name).tool_spec for tool_name in statuses[name].tools}  # type: ignore[union-attr]
+        ours = {}
+        for tool_name in statuses[name].tools:
+            registered = loader.registry.get(tool_name)
+            assert registered is not None, tool_name
+            ours[tool_name] = registered.tool_spec
         expected = {tool_name: _bedrock_wrapped(spec) for tool_name, spec in theirs.items()}
         assert ours == expected, name
 
