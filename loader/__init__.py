@@ -26,7 +26,9 @@ from .errors import (
 from .history import HistoryStore, ToolVersion
 from .history_recorder import HistoryRecorder
 from .hookspecs import hookimpl, hookspec
-from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from .registry import ToolRegistry
+from .registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .registry_snapshot import RegistrySnapshot
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
 from .spec_changes import (

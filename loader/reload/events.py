@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..names import normalise_tool_name
-from ..registry import ChangeKind, RegistryChangeSet
+from ..registry_changes import ChangeKind, RegistryChangeSet
 from ..spec_changes import SpecChange, SpecChangeKind, compare_specs
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .backend import LoadBackend
