@@ -31,14 +31,8 @@ from .registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
 from .registry_snapshot import RegistrySnapshot
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
-from .spec_changes import (
-    SpecChange,
-    SpecChangeKind,
-    ToolSetChange,
-    compare_specs,
-    compare_tool_sets,
-    describe_change,
-)
+from .spec_changes import ToolSetChange, compare_specs, compare_tool_sets, describe_change
+from .spec_severity import SpecChange, SpecChangeKind
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool
