@@ -26,17 +26,13 @@ from .errors import (
 from .history import HistoryStore, ToolVersion
 from .history_recorder import HistoryRecorder
 from .hookspecs import hookimpl, hookspec
-from .registry import ChangeKind, RegistryChange, RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from .registry import ToolRegistry
+from .registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .registry_snapshot import RegistrySnapshot
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
-from .spec_changes import (
-    SpecChange,
-    SpecChangeKind,
-    ToolSetChange,
-    compare_specs,
-    compare_tool_sets,
-    describe_change,
-)
+from .spec_changes import ToolSetChange, compare_specs, compare_tool_sets, describe_change
+from .spec_severity import SpecChange, SpecChangeKind
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool

@@ -24,7 +24,8 @@ from typing import Any
 import platformdirs
 
 from .errors import ToolLoaderError
-from .spec_changes import SpecChange, compare_specs
+from .spec_changes import compare_specs
+from .spec_severity import SpecChange
 
 __all__ = [
     "DEFAULT_KEEP",

@@ -20,7 +20,7 @@ from support import cli_env, eventually, function_tool_source, write
 from loader import ToolLoader, hookimpl
 from loader.history import HistoryError, HistoryStore, NewVersion, database_path
 from loader.history_recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
-from loader.spec_changes import SpecChangeKind
+from loader.spec_severity import SpecChangeKind
 
 
 def _sha(data: bytes) -> str:

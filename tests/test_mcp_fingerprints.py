@@ -9,7 +9,8 @@ from support import FAST, eventually, write
 
 from loader.fingerprint import tool_set_fingerprint
 from loader.mcp.fingerprints import GenerationFingerprints
-from loader.registry import RegistryChangeSet, RegistrySnapshot
+from loader.registry_changes import RegistryChangeSet
+from loader.registry_snapshot import RegistrySnapshot
 from loader.reload.loader import ToolLoader
 
 GREET = '''

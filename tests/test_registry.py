@@ -12,13 +12,9 @@ from typing import Any, Literal
 import pytest
 
 from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNotFoundError
-from loader.registry import (
-    ChangeKind,
-    RegistryChange,
-    RegistryChangeSet,
-    RegistrySnapshot,
-    ToolRegistry,
-)
+from loader.registry import ToolRegistry
+from loader.registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
+from loader.registry_snapshot import RegistrySnapshot
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.types import AgentTool, ToolChoiceTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
 

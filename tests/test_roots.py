@@ -25,7 +25,8 @@ from fs_layouts import ConfigMapLayout, GitSyncLayout
 from support import FAST, call_text, eventually, function_tool_source
 
 from loader import tool
-from loader.registry import ChangeKind, RegistryChangeSet, ToolRegistry
+from loader.registry import ToolRegistry
+from loader.registry_changes import ChangeKind, RegistryChangeSet
 from loader.reload.disk import NotARegularFile, names_a_file, read_file
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchMode

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from loader.console.serve_status import StatusLine, change_set_line, reporting
-from loader.registry import RegistryChangeSet, ToolRegistry
+from loader.registry import ToolRegistry
+from loader.registry_changes import RegistryChangeSet
 from loader.tools.function_tool import FunctionTool
 
 

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..history import ToolVersion
-from ..spec_changes import SpecChangeKind, describe_change
+from ..spec_changes import describe_change
+from ..spec_severity import SpecChangeKind
 from .common import add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
 from .render import display_path

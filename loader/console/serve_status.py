@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..registry import ChangeKind, RegistryChangeSet, ToolRegistry
+from ..registry import ToolRegistry
+from ..registry_changes import ChangeKind, RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind
 

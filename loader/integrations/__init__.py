@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..types import AgentTool, ToolResult
 
 if TYPE_CHECKING:
-    from ..registry import RegistrySnapshot
+    from ..registry_snapshot import RegistrySnapshot
 
 __all__ = ["ainvoke_nonblocking", "runs_on_event_loop"]
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..fingerprint import FingerprintCache
-from ..registry import RegistrySnapshot, ToolRegistry
+from ..registry import ToolRegistry
+from ..registry_snapshot import RegistrySnapshot
 
 if TYPE_CHECKING:
     from ..reload.loader import ToolLoader

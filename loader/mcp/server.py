@@ -44,7 +44,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from ..integrations import ainvoke_nonblocking
-from ..registry import RegistryChangeSet, RegistrySnapshot, ToolRegistry
+from ..registry import ToolRegistry
+from ..registry_changes import RegistryChangeSet
+from ..registry_snapshot import RegistrySnapshot
 from ..types import AgentTool, new_tool_use_id
 from .fingerprints import GenerationFingerprints
 from .wire import FINGERPRINT_META_KEY, to_call_tool_result, to_mcp_tool

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..names import normalise_tool_name
-from ..registry import ChangeKind, RegistryChangeSet
-from ..spec_changes import SpecChange, SpecChangeKind, compare_specs
+from ..registry_changes import ChangeKind, RegistryChangeSet
+from ..spec_changes import compare_specs
+from ..spec_severity import SpecChange, SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .backend import LoadBackend
 from .file_state import FileRecord, Phase

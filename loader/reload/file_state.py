@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from pathlib import Path
 
-from ..spec_changes import SpecChange
+from ..spec_severity import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
 from .disk import read_file

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..fingerprint import FingerprintCache
-from ..registry import RegistrySnapshot, ToolRegistry
+from ..registry import ToolRegistry
+from ..registry_snapshot import RegistrySnapshot
 from ..status import (
     FileState,
     FileStatus,

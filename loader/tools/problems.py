@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from jsonschema.exceptions import ValidationError as JsonSchemaValidationError  # type: ignore[import-untyped]
@@ -267,48 +267,101 @@ def _dotted(path: Sequence[str], key: object) -> str:
     return ".".join([*path, str(key)])
 
 
-def _jsonschema_problems(error: JsonSchemaValidationError, path: list[str]) -> list[tuple[str, str, bool]]:
-    where = ".".join(path)
-    nested = bool(path)
-    keyword = error.validator
-    value = error.validator_value
-    keyed = key_problems(error, path)
+_Found = tuple[str, str, bool]
+"""One problem before merging: (dotted path or ``WHOLE_INPUT``, phrase, whether a union branch found it)."""
+
+
+def _jsonschema_problems(error: JsonSchemaValidationError, path: list[str]) -> list[_Found]:
+    """One jsonschema error as problems: one per key for required/extra keys, else one per keyword."""
+    keyed = _key_problems(error, path)
     if keyed is not None:
-        kind, keys = keyed
-        if kind == "missing":
-            word = "missing required field" if nested else "missing required parameter"
-        else:
-            word = "unexpected field" if nested else "unexpected parameter"
-        return [(key, word, False) for key in keys]
-    if keyword == "type":
-        kinds = [value] if isinstance(value, str) else list(value)
-        if not path and "object" in kinds:
-            return [(WHOLE_INPUT, NOT_AN_OBJECT, False)]
-        return [(where or WHOLE_INPUT, "must be " + _or([_JSON_TYPES.get(k, k) for k in kinds]), False)]
-    if keyword in _JSON_BOUNDS:
-        return [(where or WHOLE_INPUT, _JSON_BOUNDS[keyword].format(_number(value)), False)]
-    if keyword == "enum" and isinstance(value, list) and value:
-        return [(where or WHOLE_INPUT, "must be " + _or([_literal(v) for v in value]), False)]
-    if keyword == "const":
-        return [(where or WHOLE_INPUT, "must be " + _literal(value), False)]
-    if keyword == FINITE_KEYWORD:
-        return [(where or WHOLE_INPUT, _NON_FINITE, False)]
-    if keyword == "pattern":
-        return [(where or WHOLE_INPUT, f"must match the pattern '{value}'", False)]
-    if keyword in ("anyOf", "oneOf") and error.context:
+        return keyed
+    where = ".".join(path) or WHOLE_INPUT
+    if error.validator in ("anyOf", "oneOf"):
+        return _union_problems(error, path, where)
+    wording = _KEYWORD_PHRASES.get(error.validator)
+    phrase = None if wording is None else wording(error.validator_value, bool(path))
+    return [(where, _strip_instance(error.message) if phrase is None else phrase, False)]
+
+
+def _key_problems(error: JsonSchemaValidationError, path: list[str]) -> list[_Found] | None:
+    """A ``required`` or extra-properties error as one problem per key; None for other errors."""
+    keyed = key_problems(error, path)
+    if keyed is None:
+        return None
+    kind, keys = keyed
+    nested = bool(path)
+    if kind == "missing":
+        word = "missing required field" if nested else "missing required parameter"
+    else:
+        word = "unexpected field" if nested else "unexpected parameter"
+    return [(key, word, False) for key in keys]
+
+
+def _union_problems(error: JsonSchemaValidationError, path: list[str], where: str) -> list[_Found]:
+    """An ``anyOf`` / ``oneOf`` error: what each alternative found at this path, merged later in one line.
+
+    Only the alternatives' errors about the value itself (empty ``relative_path``)
+    are worded; when they word nothing, one line says no allowed form matched.
+    """
+    if error.context:
         direct = [sub for sub in error.context if not sub.relative_path]
-        if direct:
-            branches: list[tuple[str, str, bool]] = []
-            for sub in direct:
-                branches.extend(
-                    (where or WHOLE_INPUT, p, True) for _, p, _ in _jsonschema_problems(sub, path)
-                )
-            if branches:
-                return branches
-        return [(where or WHOLE_INPUT, "does not match any of the allowed forms", False)]
-    if keyword == "oneOf":
-        return [(where or WHOLE_INPUT, "matches more than one of the allowed forms", False)]
-    return [(where or WHOLE_INPUT, _strip_instance(error.message), False)]
+        branches = [
+            (where, phrase, True) for sub in direct for _, phrase, _ in _jsonschema_problems(sub, path)
+        ]
+        if branches:
+            return branches
+        return [(where, "does not match any of the allowed forms", False)]
+    if error.validator == "oneOf":
+        return [(where, "matches more than one of the allowed forms", False)]
+    return [(where, _strip_instance(error.message), False)]
+
+
+def _type_phrase(value: Any, nested: bool) -> str:
+    kinds = [value] if isinstance(value, str) else list(value)
+    if not nested and "object" in kinds:
+        return NOT_AN_OBJECT
+    return "must be " + _or([_JSON_TYPES.get(k, k) for k in kinds])
+
+
+def _enum_phrase(value: Any, nested: bool) -> str | None:
+    if isinstance(value, list) and value:
+        return "must be " + _or([_literal(v) for v in value])
+    return None
+
+
+def _const_phrase(value: Any, nested: bool) -> str:
+    return "must be " + _literal(value)
+
+
+def _finite_phrase(value: Any, nested: bool) -> str:
+    return _NON_FINITE
+
+
+def _pattern_phrase(value: Any, nested: bool) -> str:
+    return f"must match the pattern '{value}'"
+
+
+def _bound_phrase(template: str) -> Callable[[Any, bool], str]:
+    def phrase(value: Any, nested: bool) -> str:
+        return template.format(_number(value))
+
+    return phrase
+
+
+_KEYWORD_PHRASES: dict[str, Callable[[Any, bool], str | None]] = {
+    "type": _type_phrase,
+    **{keyword: _bound_phrase(template) for keyword, template in _JSON_BOUNDS.items()},
+    "enum": _enum_phrase,
+    "const": _const_phrase,
+    FINITE_KEYWORD: _finite_phrase,
+    "pattern": _pattern_phrase,
+}
+"""The phrase for each JSON Schema keyword, from its value and whether the path is nested.
+
+None from a phrase (an ``enum`` that is not a list) and keywords not listed
+fall back to jsonschema's own message without the value it echoes.
+"""
 
 
 def _search(pattern: str, key: str) -> bool:
