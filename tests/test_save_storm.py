@@ -27,7 +27,7 @@ from typing import Literal
 import pytest
 from support import FAST, MakeLoader, call_text, eventually, function_tool_source
 
-from loader.registry import ChangeKind, RegistryChangeSet
+from loader import ChangeKind, RegistryChangeSet
 from loader.reload.loader import ToolLoader
 from loader.reload.watcher import WatchTimings
 
