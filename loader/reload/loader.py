@@ -34,13 +34,13 @@ from ..status import (
 )
 from ..types import AgentTool
 from .backend import LoadBackend, make_backend
-from .batch import BatchPlan, load_order, plan_batch
+from .batch import load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
 from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
 from .events import Announcer, FileOutcome, derive_events, failing_helpers, note_spec_changes
-from .file_state import FileRecord, SourceRead, Step, stat_signature
-from .gate import gate_error
+from .file_state import FileRecord
+from .file_steps import FileSteps
 from .imports import ImportRunner
 from .ownership import NameOwnership
 from .reconcile import Reconciler
@@ -113,6 +113,16 @@ class ToolLoader:
             self.paths,
             config=config,
             look_again=self._scheduler.note,
+        )
+        self._steps = FileSteps(
+            self._records,
+            self._by_module,
+            self._ownership,
+            backend=self._backend,
+            imports=self._imports,
+            status_of=lambda path: self._statuses.get(path),
+            look_again=self._scheduler.note,
+            config=config,
         )
         self._reconciler = Reconciler(
             self.paths,
@@ -261,122 +271,21 @@ class ToolLoader:
                 now=time.monotonic(),
             )
             outcomes: dict[Path, FileOutcome] = {}
-            self._hold_the_missing(plan)
+            steps = self._steps
+            steps.hold_the_missing(plan)
             self._backend.forget(plan.stale_modules)
-            self._settle_problems(plan, outcomes)
+            steps.settle_problems(plan, outcomes)
             for old, new in plan.moves:
                 self._ownership.transfer(old, new)
                 outcomes[new] = FileOutcome(self._statuses.get(new), moved_from=old)
             for path in plan.missing:
-                self._remove_file(path, outcomes)
+                steps.remove(path, outcomes)
             order = load_order(plan.present, self._backend)
             for index, path in enumerate(order, 1):
-                self._load_file(path, plan.present[path], path in plan.forced, outcomes)
+                steps.load(path, plan.present[path], path in plan.forced, outcomes, watching=self._watching)
                 if progress is not None:
                     progress(index, len(order))
             self._commit(outcomes)
-
-    def _hold_the_missing(self, plan: BatchPlan) -> None:
-        """Files missing within their grace keep their tools and are looked at again; files back are back."""
-        now = time.monotonic()
-        for path, wait in plan.waiting.items():
-            missing = self._records[path]
-            missing.gone_since = missing.gone_since or now
-            self._scheduler.note(path, wait)
-        for path in plan.present:
-            if (back := self._records.get(path)) is not None:
-                back.gone_since = None
-
-    def _settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
-        """Links out of the folder and unreadable files fail without running anything."""
-        for path, error in plan.refused:
-            self._begin(path, outcomes).refuse(error)
-            self._ownership.release(path)
-        for path, error in plan.unreadable:
-            record = self._begin(path, outcomes)
-            record.signature = stat_signature(path)
-            record.cannot_read(error)
-
-    def _begin(self, path: Path, outcomes: dict[Path, FileOutcome]) -> FileRecord:
-        """The file's record (a new one if unknown or removed), noting its status before this batch."""
-        outcomes.setdefault(path, FileOutcome(self._statuses.get(path)))
-        record = self._records.get(path)
-        if record is None or record.is_removed:
-            root = self._backend.root_of(path)
-            assert root is not None
-            record = FileRecord(path=path, root=root, module_name=self._backend.module_name_for(path))
-            self._records[path] = record
-            self._by_module[record.module_name] = path
-        return record
-
-    def _remove_file(self, path: Path, outcomes: dict[Path, FileOutcome]) -> None:
-        record = self._records[path]
-        outcomes.setdefault(path, FileOutcome(self._statuses.get(path)))
-        self._by_module.pop(record.module_name, None)
-        record.remove()
-        self._ownership.release(path)
-        self._backend.forget([record.module_name])
-
-    def _load_file(
-        self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, FileOutcome]
-    ) -> None:
-        """Run one file's content through its state machine, importing it when the plan says so."""
-        record = self._begin(path, outcomes)
-        record.signature = read.signature
-        if not self._imports.is_in_flight(path, read.digest):
-            plan = record.plan(
-                read.digest, forced=forced, now=time.monotonic(), grace_seconds=self.config.empty_grace
-            )
-            if plan.step is Step.SKIP:
-                return
-            if plan.step is Step.KEEP_SERVING:
-                record.end_grace()
-                return
-            if plan.step is Step.WAIT:
-                self._scheduler.note(path, plan.wait)
-                return
-            if plan.step is Step.DROP_TOOLS:
-                self._accept(record, {}, read.digest)
-                return
-            if not read.data.strip():
-                self._loaded(record, read.digest, {}, 0.0, outcomes[path])
-                return
-        record.saw_content(read.digest)
-        result = self._imports.run(record, read, watching=self._watching)
-        if result is None:
-            return  # still importing: the file is looked at again when it ends or its deadline passes
-        if result.error is None and self.config.gate:
-            result = replace(
-                result, error=gate_error(result.tools.values(), self.config.example_timeout, path)
-            )
-        if result.error is not None:
-            record.attempted(read.digest, result.seconds)
-            outcomes[path].duration = result.seconds
-            record.fail(result.error)
-            logger.warning("path=<%s> | load failed: %s", path, result.error.one_line())
-            return
-        self._loaded(record, read.digest, result.tools, result.seconds, outcomes[path])
-
-    def _loaded(
-        self,
-        record: FileRecord,
-        digest: str,
-        tools: dict[str, AgentTool],
-        seconds: float,
-        outcome: FileOutcome,
-    ) -> None:
-        record.attempted(digest, seconds)
-        outcome.duration = seconds
-        if not tools and record.discovered:
-            # Editors truncate before they write: keep the last tools for a grace period.
-            record.start_grace(digest, time.monotonic())
-            self._scheduler.note(record.path, self.config.empty_grace)
-        else:
-            self._accept(record, tools, digest)
-
-    def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
-        record.accept(tools, content_hash, time.time())
-        self._ownership.claim(record.path, tools)
 
     # ----------------------------------------------------------- commit
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:

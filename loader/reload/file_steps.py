@@ -1,0 +1,171 @@
+"""One batch's work on each file: its record through the state machine, its import, its claims.
+
+``ToolLoader._apply`` plans a batch (``batch.py``) and commits it
+(``commit.py``); in between, every file the plan names takes one step here:
+a file missing within its grace is held, a refused or unreadable file fails
+without running anything, a gone file is removed, and a present file's
+content goes through ``FileRecord.plan`` and, when that says so, its import.
+The outcome of a step is a change to the file's record and to the names it
+claims; nothing here touches the registry, which the commit swaps once for
+the whole batch. Scheduler thread only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ..status import FileStatus
+from ..types import AgentTool
+from .backend import LoadBackend
+from .batch import BatchPlan
+from .config import LoaderConfig
+from .events import FileOutcome
+from .file_state import FileRecord, SourceRead, Step, stat_signature
+from .gate import gate_error
+from .imports import ImportRunner
+from .ownership import NameOwnership
+
+__all__ = ["FileSteps"]
+
+logger = logging.getLogger("loader.reload.loader")  # where these warnings have always been logged
+
+
+class FileSteps:
+    """Takes each file of a planned batch one step through its life (scheduler thread)."""
+
+    def __init__(
+        self,
+        records: dict[Path, FileRecord],
+        by_module: dict[str, Path],
+        ownership: NameOwnership,
+        *,
+        backend: LoadBackend,
+        imports: ImportRunner,
+        status_of: Callable[[Path], FileStatus | None],
+        look_again: Callable[[Path, float], None],
+        config: LoaderConfig,
+    ) -> None:
+        self._records = records
+        self._by_module = by_module
+        self._ownership = ownership
+        self._backend = backend
+        self._imports = imports
+        self._status_of = status_of
+        self._look_again = look_again
+        self._config = config
+
+    def hold_the_missing(self, plan: BatchPlan) -> None:
+        """Files missing within their grace keep their tools and are looked at again; files back are back."""
+        now = time.monotonic()
+        for path, wait in plan.waiting.items():
+            missing = self._records[path]
+            missing.gone_since = missing.gone_since or now
+            self._look_again(path, wait)
+        for path in plan.present:
+            if (back := self._records.get(path)) is not None:
+                back.gone_since = None
+
+    def settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
+        """Links out of the folder and unreadable files fail without running anything."""
+        for path, error in plan.refused:
+            self.begin(path, outcomes).refuse(error)
+            self._ownership.release(path)
+        for path, error in plan.unreadable:
+            record = self.begin(path, outcomes)
+            record.signature = stat_signature(path)
+            record.cannot_read(error)
+
+    def begin(self, path: Path, outcomes: dict[Path, FileOutcome]) -> FileRecord:
+        """The file's record (a new one if unknown or removed), noting its status before this batch."""
+        outcomes.setdefault(path, FileOutcome(self._status_of(path)))
+        record = self._records.get(path)
+        if record is None or record.is_removed:
+            root = self._backend.root_of(path)
+            assert root is not None
+            record = FileRecord(path=path, root=root, module_name=self._backend.module_name_for(path))
+            self._records[path] = record
+            self._by_module[record.module_name] = path
+        return record
+
+    def remove(self, path: Path, outcomes: dict[Path, FileOutcome]) -> None:
+        """The file is gone for good: REMOVED, its names released, its module forgotten."""
+        record = self._records[path]
+        outcomes.setdefault(path, FileOutcome(self._status_of(path)))
+        self._by_module.pop(record.module_name, None)
+        record.remove()
+        self._ownership.release(path)
+        self._backend.forget([record.module_name])
+
+    def load(
+        self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, FileOutcome], *, watching: bool
+    ) -> None:
+        """Run one file's content through its state machine, importing it when the plan says so."""
+        record = self.begin(path, outcomes)
+        record.signature = read.signature
+        if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
+            record, read, forced, outcomes[path]
+        ):
+            return
+        record.saw_content(read.digest)
+        result = self._imports.run(record, read, watching=watching)
+        if result is None:
+            return  # still importing: the file is looked at again when it ends or its deadline passes
+        if result.error is None and self._config.gate:
+            result = replace(
+                result, error=gate_error(result.tools.values(), self._config.example_timeout, path)
+            )
+        if result.error is not None:
+            record.attempted(read.digest, result.seconds)
+            outcomes[path].duration = result.seconds
+            record.fail(result.error)
+            logger.warning("path=<%s> | load failed: %s", path, result.error.one_line())
+            return
+        self._loaded(record, read.digest, result.tools, result.seconds, outcomes[path])
+
+    def _settled_without_import(
+        self, record: FileRecord, read: SourceRead, forced: bool, outcome: FileOutcome
+    ) -> bool:
+        """Take the record's planned step when it needs no import; False when the content must run."""
+        plan = record.plan(
+            read.digest, forced=forced, now=time.monotonic(), grace_seconds=self._config.empty_grace
+        )
+        if plan.step is Step.SKIP:
+            return True
+        if plan.step is Step.KEEP_SERVING:
+            record.end_grace()
+            return True
+        if plan.step is Step.WAIT:
+            self._look_again(record.path, plan.wait)
+            return True
+        if plan.step is Step.DROP_TOOLS:
+            self._accept(record, {}, read.digest)
+            return True
+        if not read.data.strip():
+            self._loaded(record, read.digest, {}, 0.0, outcome)
+            return True
+        return False
+
+    def _loaded(
+        self,
+        record: FileRecord,
+        digest: str,
+        tools: dict[str, AgentTool],
+        seconds: float,
+        outcome: FileOutcome,
+    ) -> None:
+        record.attempted(digest, seconds)
+        outcome.duration = seconds
+        if not tools and record.discovered:
+            # Editors truncate before they write: keep the last tools for a grace period.
+            record.start_grace(digest, time.monotonic())
+            self._look_again(record.path, self._config.empty_grace)
+        else:
+            self._accept(record, tools, digest)
+
+    def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
+        record.accept(tools, content_hash, time.time())
+        self._ownership.claim(record.path, tools)
