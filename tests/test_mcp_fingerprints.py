@@ -29,7 +29,7 @@ def test_a_generation_is_fingerprinted_with_the_statuses_published_for_it(tmp_pa
     loader = ToolLoader([folder], config=FAST)
     loader.scan()
     loader.start()
-    fingerprints = GenerationFingerprints(loader.registry, loader)
+    fingerprints = GenerationFingerprints(loader)
     try:
         old = loader.fingerprint()
         assert fingerprints(loader.registry.snapshot()) == old
@@ -62,6 +62,6 @@ def test_without_a_loader_names_and_specs_decide_at_once() -> None:
 
     registry = ToolRegistry()
     registry.register(FunctionTool(echo))
-    fingerprints = GenerationFingerprints(registry, None)
+    fingerprints = GenerationFingerprints(None)
     snapshot = registry.snapshot()
     assert anyio.run(fingerprints.settled, snapshot) == tool_set_fingerprint(snapshot)

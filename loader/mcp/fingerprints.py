@@ -1,11 +1,13 @@
 """Which fingerprint belongs to which registry generation, for results that name the tool set answering.
 
-The loader commits the registry first and publishes the file statuses
-(content hashes) just after, so a snapshot paired with statuses read at
-another moment can give the fingerprint of neither tool set: an answer from
-the old code labelled with the new fingerprint, or the reverse. The loader's
-events come after both, so each generation's fingerprint is taken there, once,
-and a result waits briefly for its generation to settle.
+The loader commits the registry first and then publishes the new snapshot
+together with the file statuses (content hashes) as one pair, so a snapshot
+paired with statuses read at another moment could give the fingerprint of
+neither tool set: an answer from the old code labelled with the new
+fingerprint, or the reverse. Each generation's fingerprint is taken from the
+loader's published pair when it announces the batch, and a result that ran on
+a generation not yet published (the moment between the commit and the
+publication) waits for it, briefly.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..fingerprint import FingerprintCache
-from ..registry import ToolRegistry
 from ..registry_snapshot import RegistrySnapshot
 
 if TYPE_CHECKING:
@@ -33,8 +34,7 @@ _KEPT = 64  # generations remembered: calls pin older snapshots, briefly
 class GenerationFingerprints:
     """Fingerprints per registry generation; without a loader, names and specs only (nothing to wait for)."""
 
-    def __init__(self, registry: ToolRegistry, loader: ToolLoader | None) -> None:
-        self._registry = registry
+    def __init__(self, loader: ToolLoader | None) -> None:
         self._loader = loader
         self._cache = FingerprintCache()
         self._settled: dict[int, str] = {}
@@ -67,11 +67,10 @@ class GenerationFingerprints:
             self._unsubscribe = None
 
     def _settle(self, _event: object = None) -> None:
-        """Record the fingerprint of the generation whose file statuses the loader just published."""
+        """Record the fingerprint of the generation the loader published with its file statuses."""
         assert self._loader is not None
-        snapshot = self._registry.snapshot()
-        if snapshot.generation in self._settled:
+        generation, value = self._loader.published_fingerprint()
+        if generation in self._settled:
             return
-        value = self._cache(snapshot, self._loader.status(include_removed=False))
-        recent = {g: v for g, v in self._settled.items() if g > snapshot.generation - _KEPT}
-        self._settled = {**recent, snapshot.generation: value}
+        recent = {g: v for g, v in self._settled.items() if g > generation - _KEPT}
+        self._settled = {**recent, generation: value}

@@ -150,7 +150,7 @@ class MCPToolServer:
         self._listen = ListenHandler(self._bus)
         self._legacy_sessions: dict[int, ServerSession] = {}
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
-        self._fingerprints = GenerationFingerprints(registry, loader)
+        self._fingerprints = GenerationFingerprints(loader)
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client

@@ -224,8 +224,12 @@ class ToolLoader:
 
     def fingerprint(self) -> str:
         """sha256 of the tool set as last committed: equal on replicas that loaded equal files."""
+        return self.published_fingerprint()[1]
+
+    def published_fingerprint(self) -> tuple[int, str]:
+        """The registry generation last published with its file statuses, and that tool set's fingerprint."""
         snapshot, statuses = self._published
-        return self._fingerprints(snapshot, statuses.values())
+        return snapshot.generation, self._fingerprints(snapshot, statuses.values())
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
