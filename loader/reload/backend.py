@@ -124,7 +124,7 @@ class InProcessBackend:
         def job() -> list[AgentTool]:
             module = importer.fresh_module(module_name, content_hash)
             if module is None:
-                module = importer.load(path, source)
+                module = importer.load(path, source, content_hash)
             return discover(module, path)
 
         return self._worker.submit(job, watch_file=path)
