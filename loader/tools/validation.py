@@ -197,6 +197,12 @@ def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[
             if not extra:
                 raise
             raise ValidationError.from_exception_data(exc.title, [*_as_details(exc), *extra]) from None
+        if type(data) is dict:  # the common flat input, checked without a call
+            for item in data.values():
+                if type(item) not in _PLAIN:
+                    break
+            else:
+                return result
         if _suspicious(data):
             errors = _number_errors(data, guarded_schema)
             if errors:
