@@ -52,6 +52,40 @@ class ChangeScheduler:
             self._due[path] = time.monotonic() + delay
             self._cond.notify_all()
 
+    def apply_now(self, path: Path) -> None:
+        """``path`` is due now: apply it on the calling thread if the scheduler is idle, else note it.
+
+        The watcher's thread calls this for a rename or a completed write: applying
+        there saves waking the scheduler's thread (a thread hand-over, and a wait
+        for the GIL, on the path of every save). The batch runs exactly as on the
+        scheduler's thread (that thread stays away while it runs), and an import
+        that does not finish within ``import_patience`` is left in flight as
+        there, so a slow file holds the watcher's thread no longer than it would
+        hold the scheduler's.
+        """
+        with self._cond:
+            if self._busy or self._tasks or self._stopping or self._thread is None:
+                self._due[path] = time.monotonic()
+                self._cond.notify_all()
+                return
+            now = time.monotonic()
+            batch = {path, *(p for p, t in self._due.items() if t <= now)}
+            for ready in batch:
+                self._due.pop(ready, None)
+            self._busy = True
+        self._apply_batch(batch)
+
+    def _apply_batch(self, batch: set[Path]) -> None:
+        """Apply ``batch`` (``_busy`` set by the caller), then let the scheduler's thread go on."""
+        try:
+            self._apply(batch)
+        except Exception:
+            logger.exception("scheduler=<%s> | batch failed", self._name)
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
     def note_many(self, paths: Iterable[Path], delay: float) -> None:
         """Schedule several paths with the same delay."""
         deadline = time.monotonic() + delay
@@ -106,6 +140,9 @@ class ChangeScheduler:
                 while True:
                     if self._stopping:
                         return
+                    if self._busy:  # a batch runs on the watcher's thread (apply_now)
+                        self._cond.wait()
+                        continue
                     now = time.monotonic()
                     if self._tasks:
                         tasks, self._tasks = self._tasks, []

@@ -378,13 +378,20 @@ class FolderWatcher:
         if kind == "moved":
             # A rename lands a complete file: load the destination at once.
             self._scheduler.note(src, timings.disappear_grace)
-            self._scheduler.note(dest, 0.0)
+            self._scheduler.apply_now(dest)
         elif kind == "closed":
-            self._scheduler.note(src, timings.settle)
+            self._due(src, timings.settle)
         elif kind == "deleted":
             self._scheduler.note(src, timings.disappear_grace)
         elif kind == "created" and os.path.islink(src):
             # Making a link is one atomic step: nothing more will be written.
-            self._scheduler.note(src, timings.settle)
+            self._due(src, timings.settle)
         else:  # created, modified
             self._scheduler.note(src, timings.debounce)
+
+    def _due(self, path: Path, delay: float) -> None:
+        """Schedule ``path`` after ``delay``; with none, apply it right here if the scheduler is idle."""
+        if delay > 0:
+            self._scheduler.note(path, delay)
+        else:
+            self._scheduler.apply_now(path)
