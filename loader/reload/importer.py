@@ -27,6 +27,7 @@ import os
 import stat
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ from .module_names import NAMESPACE, ModuleNames, is_within
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
 
 _real_import = builtins.__import__
+_SIBLING_CACHE_LIMIT = 100_000
+_RACY_NS = 50_000_000
+"""A folder modified this recently (ns) may change again within the same mtime tick."""
 _handle_fromlist: Any = importlib._bootstrap._handle_fromlist  # type: ignore[attr-defined]
 
 
@@ -165,7 +169,8 @@ class ToolImporter(ModuleNames):
         super().__init__(roots, tag=tag)
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
-        self._sibling_cache: dict[tuple[Path, str], str | None] = {}
+        self._sibling_cache: dict[tuple[Path, str], tuple[tuple[int, int], str | None]] = {}
+        self._folder_stamps: dict[Path, tuple[int, int] | None] = {}
         self._fresh: dict[str, str] = {}
         self._replacing: dict[str, ModuleType] = {}
         self._running: dict[int, list[_Execution]] = {}
@@ -300,16 +305,17 @@ class ToolImporter(ModuleNames):
     def _sibling(self, directory: Path, name: str) -> str | None:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
 
-        Looked up per name (two stats at most) and cached for the batch, so an
-        import costs the same in a folder of ten files or of thousands. A link
-        out of the folder counts as a sibling too: importing it is then refused
-        (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
+        Looked up per name (two stats at most), so an import costs the same in a
+        folder of ten files or of thousands; the answer is kept while the folder's
+        entries stay as they were (its inode and mtime, stat'ed once per batch). A
+        link out of the folder counts as a sibling too: importing it is then
+        refused (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
         """
         key = (directory, name)
-        try:
-            return self._sibling_cache[key]
-        except KeyError:
-            pass
+        stamp = self._folder_stamp(directory)
+        cached = self._sibling_cache.get(key)
+        if cached is not None and stamp is not None and cached[0] == stamp:
+            return cached[1]
         found: str | None = None
         if name.isidentifier() and name != "__init__" and self.root_of(directory) is not None:
             base = os.path.join(directory, name)
@@ -317,14 +323,37 @@ class ToolImporter(ModuleNames):
                 found = self.module_name_for(directory / f"{name}.py")
             elif stat.S_ISDIR(_mode(base)):
                 found = self.module_name_for(directory / name)
-        self._sibling_cache[key] = found
+        if stamp is not None:
+            if len(self._sibling_cache) >= _SIBLING_CACHE_LIMIT:
+                self._sibling_cache.clear()
+            self._sibling_cache[key] = (stamp, found)
         return found
+
+    def _folder_stamp(self, directory: Path) -> tuple[int, int] | None:
+        """``(inode, mtime_ns)`` of a folder, once per batch; None when it cannot vouch for its entries.
+
+        An entry added, removed or renamed changes the folder's mtime; one changed
+        within ``_RACY_NS`` of now may hide a second change in the same clock tick.
+        """
+        try:
+            return self._folder_stamps[directory]
+        except KeyError:
+            pass
+        try:
+            st = os.stat(directory)
+        except (OSError, ValueError):
+            stamp = None
+        else:
+            fresh = time.time_ns() - st.st_mtime_ns < _RACY_NS
+            stamp = None if fresh else (st.st_ino, st.st_mtime_ns)
+        self._folder_stamps[directory] = stamp
+        return stamp
 
     # ------------------------------------------------------------- public API
     def begin_batch(self) -> None:
         """Forget per-batch caches: sibling listings and which modules ran in this batch."""
         super().begin_batch()
-        self._sibling_cache.clear()
+        self._folder_stamps.clear()
         self._fresh.clear()
 
     def fresh_module(self, module_name: str, content_hash: str) -> ModuleType | None:
