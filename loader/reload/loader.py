@@ -266,11 +266,32 @@ class ToolLoader:
             for path in plan.missing:
                 self._remove_file(path, outcomes)
             order = load_order(plan.present, self._backend)
-            for index, path in enumerate(order, 1):
-                self._load_file(path, plan.present[path], path in plan.forced, outcomes)
-                if progress is not None:
-                    progress(index, len(order))
+            if not self._watching:
+                self._imports.start_ahead(
+                    [(self._begin(p, outcomes), plan.present[p]) for p in order if self._will_import(p, plan)]
+                )
+            try:
+                for index, path in enumerate(order, 1):
+                    self._load_file(path, plan.present[path], path in plan.forced, outcomes)
+                    if progress is not None:
+                        progress(index, len(order))
+            finally:
+                self._imports.drop_ahead()
             self._commit(outcomes)
+
+    def _will_import(self, path: Path, plan: BatchPlan) -> bool:
+        """Whether ``_load_file`` will import ``path``'s content in this batch (what its record plans)."""
+        read = plan.present[path]
+        record = self._records.get(path)
+        if not read.data.strip():
+            return False
+        if record is None or record.is_removed:
+            return True
+        now = time.monotonic()
+        step = record.plan(
+            read.digest, forced=path in plan.forced, now=now, grace_seconds=self.config.empty_grace
+        )
+        return step.step is Step.LOAD
 
     def _settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
         """Links out of the folder and unreadable files fail without running anything."""
