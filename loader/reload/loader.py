@@ -283,7 +283,7 @@ class ToolLoader:
         """Whether ``_load_file`` will import ``path``'s content in this batch (what its record plans)."""
         read = plan.present[path]
         record = self._records.get(path)
-        if not read.data.strip():
+        if not read.data.strip() or self._imports.is_in_flight(path, read.digest):
             return False
         if record is None or record.is_removed:
             return True
