@@ -56,7 +56,8 @@ class ToolLoader:
 
     ``scan()`` loads once; ``start()`` watches; ``close()`` unregisters the tools
     and releases threads and modules (``with ToolLoader([...]) as ld`` does all
-    three). All loading happens on one scheduler thread; readers use the
+    three). Batches run one at a time, on the scheduler's thread (or, for a
+    save with nothing else pending, on the watcher's); readers use the
     registry, whose snapshots are never half-updated.
     """
 
