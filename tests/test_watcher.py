@@ -117,6 +117,9 @@ class FakeScheduler:
     def note(self, path: Path, delay: float) -> None:
         self.noted.append((path, delay))
 
+    def apply_now(self, path: Path) -> None:
+        self.noted.append((path, 0.0))
+
 
 def _watcher() -> tuple[FolderWatcher, FakeScheduler, list[Path]]:
     fake = FakeScheduler()

@@ -102,3 +102,38 @@ def test_on_done_runs_when_the_job_ends() -> None:
         assert late.is_set()
     finally:
         pool.close()
+
+
+def test_a_chain_runs_in_order_on_one_thread_and_survives_an_interrupted_member(tmp_path: Path) -> None:
+    source, namespace = _spinner(tmp_path)
+    spin = namespace["spin"]
+    never = threading.Event()
+    ran: list[tuple[str, str]] = []
+
+    def step(name: str) -> str:
+        ran.append((name, threading.current_thread().name))
+        return name
+
+    pool = ImportPool()
+    try:
+        jobs = pool.submit_chain(
+            [
+                (lambda: step("a"), None),
+                (lambda: spin(never), source),  # type: ignore[operator]
+                (lambda: step("skipped"), None),
+                (lambda: step("c"), None),
+            ]
+        )
+        assert jobs[0].wait(5) and jobs[0].outcome() == "a"
+        pool.abandon(jobs[2])  # not started yet: skipped, and ended at once
+        assert jobs[2].done
+        with pytest.raises(ImportAbandoned):
+            jobs[2].outcome()
+        eventually(lambda: jobs[1].thread is not None, message="the spinning member runs")
+        pool.abandon(jobs[1])  # running: interrupted; the rest of the chain goes on elsewhere
+        assert jobs[3].wait(5) and jobs[3].outcome() == "c"
+        assert [name for name, _ in ran] == ["a", "c"]
+        assert ran[0][1] != ran[1][1], "the interrupted thread is not reused"
+        assert pool.thread_count <= 2
+    finally:
+        pool.close()

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..reload.backend import Discover
+from ..reload.backend import Discover, Load
 from ..reload.importer import ToolImporter
 from ..reload.worker import ImportJob, ImportPool, ImportTimeout
 from ..status import LoadErrorInfo, RemoteLoadError
@@ -163,6 +163,10 @@ class ProcessBackend:
             lambda: self.load_tools(path, module_name, source, content_hash, discover, timeout),
             watch_file=path,
         )
+
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+        """None ahead of time: the import worker takes one request at a time, each started by the loader."""
+        return []
 
     def pause(self) -> None:
         """Nothing to release: the workers must keep answering calls while the loader is stopped."""

@@ -50,8 +50,8 @@ class _RecordingImporter(ToolImporter):
         super().__init__(roots, tag=tag)
         self.executed: list[tuple[str, Path, bytes]] = []
 
-    def _execute(self, module: ModuleType, path: Path, source: bytes) -> None:
-        super()._execute(module, path, source)
+    def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
+        super()._execute(module, path, source, digest)
         self.executed.append((module.__name__, path, source))
 
 

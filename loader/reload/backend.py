@@ -19,10 +19,13 @@ from .config import LoaderConfig
 from .importer import ToolImporter
 from .worker import ImportJob, ImportPool
 
-__all__ = ["Discover", "InProcessBackend", "LoadBackend", "make_backend"]
+__all__ = ["Discover", "InProcessBackend", "Load", "LoadBackend", "make_backend"]
 
 Discover = Callable[[ModuleType, Path], list[AgentTool]]
 """Turns an imported module into its tools (the loader's pluggy discovery)."""
+
+Load = tuple[Path, str, bytes, str]
+"""One file to import: its path, module name, source bytes and their sha256."""
 
 
 class LoadBackend(Protocol):
@@ -60,6 +63,14 @@ class LoadBackend(Protocol):
 
         The job's outcome is the tools, or whatever the file's code raised. The
         loader waits on it as long as it likes, and ``abandon``s it at its deadline.
+        """
+        ...
+
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+        """``start_load`` for several files, run one after another in this order (a one-off scan).
+
+        Returns the jobs, in the same order; a backend may start none (an empty list),
+        and the loader then starts each file's import as it comes to it.
         """
         ...
 
@@ -119,15 +130,24 @@ class InProcessBackend:
     def start_load(
         self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
     ) -> ImportJob[list[AgentTool]]:
+        return self._worker.submit(
+            self._job((path, module_name, source, content_hash), discover), watch_file=path
+        )
+
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+        return self._worker.submit_chain([(self._job(load, discover), load[0]) for load in loads])
+
+    def _job(self, load: Load, discover: Discover) -> Callable[[], list[AgentTool]]:
         importer = self._importer
+        path, module_name, source, content_hash = load
 
         def job() -> list[AgentTool]:
             module = importer.fresh_module(module_name, content_hash)
             if module is None:
-                module = importer.load(path, source)
+                module = importer.load(path, source, content_hash)
             return discover(module, path)
 
-        return self._worker.submit(job, watch_file=path)
+        return job
 
     def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
         if job.thread is not None and job.thread.ident is not None and not job.done:

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NotARegularFile", "names_a_file", "read_file"]
+__all__ = ["NotARegularFile", "names_a_file", "read_file", "read_file_stat"]
 
 
 class NotARegularFile(OSError):
@@ -39,6 +39,17 @@ def read_file(path: Path) -> bytes | OSError | None:
     None if the name is gone; the OS error if it is there but cannot be read as a file
     (a folder gives ``IsADirectoryError``; callers ask ``names_a_file`` first to skip folders).
     """
+    read = read_file_stat(path)
+    return read[0] if isinstance(read, tuple) else read
+
+
+def read_file_stat(path: Path) -> tuple[bytes, os.stat_result] | OSError | None:
+    """``read_file``, with the ``fstat`` of the file that was read (taken before reading it).
+
+    The stat comes from the open file, so it describes the bytes returned: a write
+    landing after the read leaves a newer mtime on disk than the one returned, and is
+    seen as a change (a stat of the path after reading could hide it).
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -46,7 +57,8 @@ def read_file(path: Path) -> bytes | OSError | None:
             return None
         return exc
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             return IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
         if not stat.S_ISREG(mode):
@@ -54,7 +66,7 @@ def read_file(path: Path) -> bytes | OSError | None:
         chunks: list[bytes] = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), st
     except OSError as exc:
         return exc
     finally:

@@ -173,6 +173,7 @@ def event_for(status: FileStatus, before: FileStatus | None, duration: float) ->
 
 
 _TOOL_REMOVED = SpecChange(SpecChangeKind.BREAKING, ("tool removed",), (SpecChangeKind.BREAKING,))
+_UNCHANGED = SpecChange()
 _TOOL_ADDED = SpecChange(SpecChangeKind.ADDITIVE, ("tool added",), (SpecChangeKind.ADDITIVE,))
 
 
@@ -192,7 +193,9 @@ def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list
             continue
         if change.kind is ChangeKind.REPLACED:
             assert change.tool is not None and change.previous is not None
-            spec_change = compare_specs(change.previous.tool_spec, change.tool.tool_spec)
+            old_spec, new_spec = change.previous.tool_spec, change.tool.tool_spec
+            # Most saves change a body, not the spec: equal specs need no walk through their schemas.
+            spec_change = _UNCHANGED if old_spec == new_spec else compare_specs(old_spec, new_spec)
         else:
             spec_change = _TOOL_ADDED if change.kind is ChangeKind.ADDED else _TOOL_REMOVED
         by_file.setdefault(Path(change.source), []).append((change.name, spec_change))

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..spec_severity import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
-from .disk import read_file
+from .disk import read_file_stat
 
 __all__ = ["EmptyGrace", "FileRecord", "Phase", "Plan", "SourceRead", "Step", "read_source", "stat_signature"]
 
@@ -106,12 +106,13 @@ def read_source(path: Path) -> SourceRead | None:
         OSError: The file is there but cannot be read (permissions, a dangling or looping
             link, a FIFO, which is never opened for a blocking read).
     """
-    data = read_file(path)
-    if data is None:
+    read = read_file_stat(path)
+    if read is None:
         return None
-    if isinstance(data, OSError):
-        raise data
-    return SourceRead(data, stat_signature(path), hashlib.sha256(data).hexdigest())
+    if isinstance(read, OSError):
+        raise read
+    data, st = read
+    return SourceRead(data, (st.st_ino, st.st_size, st.st_mtime_ns), hashlib.sha256(data).hexdigest())
 
 
 @dataclass(slots=True, eq=False)

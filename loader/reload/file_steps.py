@@ -100,6 +100,25 @@ class FileSteps:
         self._ownership.release(path)
         self._backend.forget([record.module_name])
 
+    def start_imports_ahead(
+        self, order: list[Path], plan: BatchPlan, outcomes: dict[Path, FileOutcome]
+    ) -> None:
+        """A one-off scan: start every import the batch will need now, as one chain on one import thread."""
+        wanted = [p for p in order if self._will_import(p, plan)]
+        self._imports.start_ahead([(self.begin(p, outcomes), plan.present[p]) for p in wanted])
+
+    def _will_import(self, path: Path, plan: BatchPlan) -> bool:
+        """Whether ``load`` will import ``path``'s content in this batch (what its record plans)."""
+        read = plan.present[path]
+        record = self._records.get(path)
+        if not read.data.strip() or self._imports.is_in_flight(path, read.digest):
+            return False
+        if record is None or record.is_removed:
+            return True
+        grace = self._config.empty_grace
+        step = record.plan(read.digest, forced=path in plan.forced, now=time.monotonic(), grace_seconds=grace)
+        return step.step is Step.LOAD
+
     def load(
         self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, FileOutcome], *, watching: bool
     ) -> None:

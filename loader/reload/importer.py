@@ -22,12 +22,12 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import itertools
 import linecache
 import os
-import re
+import stat
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,44 +36,15 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import SymlinkRefusedError
+from .module_names import NAMESPACE, ModuleNames, is_within
 
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
 
-NAMESPACE = "_tool_loader"
-"""Top-level package under which every module from a watched folder is imported."""
-
 _real_import = builtins.__import__
+_SIBLING_CACHE_LIMIT = 100_000
+_RACY_NS = 50_000_000
+"""A folder modified this recently (ns) may change again within the same mtime tick."""
 _handle_fromlist: Any = importlib._bootstrap._handle_fromlist  # type: ignore[attr-defined]
-_instance_counter = itertools.count(1)
-_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
-
-
-def is_within(path: Path, root: Path) -> bool:
-    """Whether ``path``, with every link resolved, lies inside ``root`` (its links resolved too).
-
-    ``root`` may be reached through a link that a deployment flips (git-sync);
-    ``path`` is resolved against the same reading of the root's target, so a
-    flip between two lookups cannot make a file look outside.
-    """
-    try:
-        real_root = Path(os.path.realpath(root))
-        try:
-            relative = path.relative_to(root)
-        except ValueError:
-            real = Path(os.path.realpath(path))
-        else:
-            real = Path(os.path.realpath(real_root / relative))
-    except OSError:
-        return False
-    return real == real_root or real_root in real.parents
-
-
-def _name_part(stem: str) -> str:
-    """A module-name component for a file stem; non-identifiers get a stable, unique spelling."""
-    if stem.isidentifier():
-        return stem
-    digest = hashlib.sha1(stem.encode("utf-8", "surrogateescape")).hexdigest()[:6]
-    return f"{_IDENTIFIER.sub('_', stem)}_{digest}"
 
 
 @dataclass(slots=True)
@@ -94,6 +65,14 @@ def _decode(source: bytes) -> str:
         except UnicodeDecodeError:
             pass
     return importlib.util.decode_source(source)
+
+
+def _mode(path: str) -> int:
+    """``st_mode`` of ``path`` (links followed), 0 when there is nothing there."""
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):
+        return 0
 
 
 def _new_module(spec: importlib.machinery.ModuleSpec) -> ModuleType:
@@ -178,7 +157,7 @@ def _install_finder() -> None:
             sys.meta_path.insert(0, _FINDER)
 
 
-class ToolImporter:
+class ToolImporter(ModuleNames):
     """Imports the files of some watched folders under one private namespace.
 
     Not thread-safe on its own: the loader serialises loads. Tool code that
@@ -187,19 +166,11 @@ class ToolImporter:
     """
 
     def __init__(self, roots: Sequence[Path], *, tag: str | None = None) -> None:
-        # A worker process names its modules exactly as the loader that started it (``tag``).
-        self.tag = tag or f"l{next(_instance_counter)}"
-        self.prefix = f"{NAMESPACE}.{self.tag}"
-        self._roots: dict[str, Path] = {}
-        for index, root in enumerate(roots):
-            self._roots[f"r{index}_{_IDENTIFIER.sub('_', root.name) or 'root'}"] = root
-        self._root_prefix = {root: f"{self.prefix}.{key}" for key, root in self._roots.items()}
-        self._root_texts = [(root, str(root)) for root in self._roots.values()]
-        self._names: dict[Path, str] = {}
-        self._real_dirs: dict[Path, bool] = {}
+        super().__init__(roots, tag=tag)
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
-        self._sibling_cache: dict[tuple[Path, str], str | None] = {}
+        self._sibling_cache: dict[tuple[Path, str], tuple[tuple[int, int], str | None]] = {}
+        self._folder_stamps: dict[Path, tuple[int, int] | None] = {}
         self._fresh: dict[str, str] = {}
         self._replacing: dict[str, ModuleType] = {}
         self._running: dict[int, list[_Execution]] = {}
@@ -207,50 +178,6 @@ class ToolImporter:
         self._builtins_base = dict(builtins.__dict__)
         _FINDER.importers[self.tag] = self
         _install_finder()
-
-    # ----------------------------------------------------------------- names
-    def root_of(self, path: Path) -> Path | None:
-        """The watched folder ``path`` belongs to."""
-        text = str(path)
-        for root, prefix in self._root_texts:
-            if text == prefix or text.startswith(prefix + os.sep):
-                return root
-        return None
-
-    def module_name_for(self, path: Path) -> str:
-        """The private module name of a file (or package folder) inside a watched folder."""
-        try:
-            return self._names[path]
-        except KeyError:
-            pass
-        root = self.root_of(path)
-        if root is None:
-            raise ValueError(f"{path} is not inside a watched folder")
-        relative = path.relative_to(root)
-        parts = list(relative.parts)
-        if parts and parts[-1].endswith(".py"):
-            parts[-1] = parts[-1][:-3]
-        if parts and parts[-1] == "__init__":
-            parts.pop()
-        name = ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
-        if len(self._names) < 100_000:
-            self._names[path] = name
-        return name
-
-    def is_within_root(self, path: Path, root: Path) -> bool:
-        """``is_within``, resolving links only where there are any (cached per folder for the batch)."""
-        if os.path.islink(path):
-            return is_within(path, root)
-        parent = path.parent
-        real = self._real_dirs.get(parent)
-        if real is None:
-            real = is_within(parent, root) and os.path.realpath(parent) == str(parent)
-            self._real_dirs[parent] = real
-        return real or is_within(path, root)
-
-    def owns(self, module_name: str) -> bool:
-        """Whether a module name belongs to this importer's namespace."""
-        return module_name == self.prefix or module_name.startswith(self.prefix + ".")
 
     # ---------------------------------------------------------------- finder
     def _find_spec(self, fullname: str, parts: list[str]) -> importlib.machinery.ModuleSpec | None:
@@ -297,8 +224,9 @@ class ToolImporter:
         return spec
 
     # ------------------------------------------------------------ execution
-    def _execute(self, module: ModuleType, path: Path, source: bytes) -> None:
-        """Compile and run ``source`` as ``module``, with the sibling-aware import hook."""
+    def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
+        """Compile and run ``source`` (sha256 ``digest``, if known) as ``module``, with the sibling-aware
+        import hook."""
         code = compile(source, str(path), "exec", dont_inherit=True)
         name = module.__name__
         previous_deps = self._deps.get(name)
@@ -312,7 +240,7 @@ class ToolImporter:
         text = _decode(source)
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
         self.executions += 1
-        self._fresh[name] = hashlib.sha256(source).hexdigest()
+        self._fresh[name] = digest or hashlib.sha256(source).hexdigest()
         thread_id = threading.get_ident()
         running = self._running.setdefault(thread_id, [])
         running.append(execution)
@@ -377,33 +305,55 @@ class ToolImporter:
     def _sibling(self, directory: Path, name: str) -> str | None:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
 
-        Looked up per name (two stats at most) and cached for the batch, so an
-        import costs the same in a folder of ten files or of thousands. A link
-        out of the folder counts as a sibling too: importing it is then refused
-        (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
+        Looked up per name (two stats at most), so an import costs the same in a
+        folder of ten files or of thousands; the answer is kept while the folder's
+        entries stay as they were (its inode and mtime, stat'ed once per batch). A
+        link out of the folder counts as a sibling too: importing it is then
+        refused (``SymlinkRefusedError``) rather than quietly resolved elsewhere.
         """
         key = (directory, name)
+        stamp = self._folder_stamp(directory)
+        cached = self._sibling_cache.get(key)
+        if cached is not None and stamp is not None and cached[0] == stamp:
+            return cached[1]
+        found: str | None = None
+        if name.isidentifier() and name != "__init__" and self.root_of(directory) is not None:
+            base = os.path.join(directory, name)
+            if stat.S_ISREG(_mode(base + ".py")):
+                found = self.module_name_for(directory / f"{name}.py")
+            elif stat.S_ISDIR(_mode(base)):
+                found = self.module_name_for(directory / name)
+        if stamp is not None:
+            if len(self._sibling_cache) >= _SIBLING_CACHE_LIMIT:
+                self._sibling_cache.clear()
+            self._sibling_cache[key] = (stamp, found)
+        return found
+
+    def _folder_stamp(self, directory: Path) -> tuple[int, int] | None:
+        """``(inode, mtime_ns)`` of a folder, once per batch; None when it cannot vouch for its entries.
+
+        An entry added, removed or renamed changes the folder's mtime; one changed
+        within ``_RACY_NS`` of now may hide a second change in the same clock tick.
+        """
         try:
-            return self._sibling_cache[key]
+            return self._folder_stamps[directory]
         except KeyError:
             pass
-        found: str | None = None
-        root = self.root_of(directory)
-        if root is not None and name.isidentifier() and name != "__init__":
-            file = directory / f"{name}.py"
-            package = directory / name
-            if file.is_file():
-                found = self.module_name_for(file)
-            elif package.is_dir():
-                found = self.module_name_for(package)
-        self._sibling_cache[key] = found
-        return found
+        try:
+            st = os.stat(directory)
+        except (OSError, ValueError):
+            stamp = None
+        else:
+            fresh = time.time_ns() - st.st_mtime_ns < _RACY_NS
+            stamp = None if fresh else (st.st_ino, st.st_mtime_ns)
+        self._folder_stamps[directory] = stamp
+        return stamp
 
     # ------------------------------------------------------------- public API
     def begin_batch(self) -> None:
         """Forget per-batch caches: sibling listings and which modules ran in this batch."""
-        self._sibling_cache.clear()
-        self._real_dirs.clear()
+        super().begin_batch()
+        self._folder_stamps.clear()
         self._fresh.clear()
 
     def fresh_module(self, module_name: str, content_hash: str) -> ModuleType | None:
@@ -412,19 +362,18 @@ class ToolImporter:
             return sys.modules.get(module_name)
         return None
 
-    def load(self, path: Path, source: bytes) -> ModuleType:
-        """Execute ``source`` as the module of ``path`` and make it current.
+    def load(self, path: Path, source: bytes, digest: str | None = None) -> ModuleType:
+        """Execute ``source`` (sha256 ``digest``, if known) as the module of ``path`` and make it current.
 
         On failure ``sys.modules`` keeps the previous version, so tools and
         helpers that import it go on seeing the last good module.
         """
         name = self.module_name_for(path)
         parent_name, _, child = name.rpartition(".")
-        parent = importlib.import_module(parent_name)
-        loader = _SourceBytesLoader(self, path)
-        loader.source = source
+        parent = sys.modules.get(parent_name) or importlib.import_module(parent_name)
         spec = self._file_spec(name, path)
-        spec.loader = loader
+        assert isinstance(spec.loader, _SourceBytesLoader)
+        spec.loader.source = source
         module = _new_module(spec)
         previous = sys.modules.get(name)
         previous_deps = self._deps.get(name)
@@ -432,7 +381,7 @@ class ToolImporter:
             self._replacing[name] = previous
         sys.modules[name] = module
         try:
-            loader.exec_module(module)
+            self._execute(module, path, source, digest)
         except BaseException:
             self._replacing.pop(name, None)
             # Unless abandon() has already put the last good module back (and a newer load may

@@ -65,6 +65,7 @@ class ImportRunner:
         self._look_again = look_again
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()
+        self._started: dict[Path, tuple[str, ImportJob[list[AgentTool]]]] = {}
 
     def in_progress(self) -> tuple[ImportInProgress, ...]:
         """Imports still running past the patience window (safe to read from any thread)."""
@@ -75,6 +76,22 @@ class ImportRunner:
         flight = self._flights.get(path)
         return flight is not None and flight.digest == digest
 
+    def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
+        """Start these imports now, one after another on one thread, for ``run`` to collect in order.
+
+        A one-off scan waits for every file anyway: its import thread then goes
+        from one file to the next without waiting for the loader between them.
+        """
+        items = [(record.path, record.module_name, read.data, read.digest) for record, read in loads]
+        for (record, read), job in zip(loads, self._backend.start_loads(items, self._discover), strict=False):
+            self._started[record.path] = (read.digest, job)
+
+    def drop_ahead(self) -> None:
+        """Give up on imports started ahead that the batch did not collect."""
+        started, self._started = self._started, {}
+        for _, job in started.values():
+            self._backend.abandon(job)
+
     def run(self, record: FileRecord, read: SourceRead, *, watching: bool) -> ImportOutcome | None:
         """Import the content (or collect an import in flight); None while it is still running."""
         path = record.path
@@ -84,7 +101,17 @@ class ImportRunner:
             self._backend.abandon(flight.job)  # superseded by newer content
             flight = None
         if flight is None:
-            job = self._backend.start_load(path, record.module_name, read.data, read.digest, self._discover)
+            ahead = self._started.pop(path, None)
+            if ahead is not None and ahead[0] != read.digest:
+                self._backend.abandon(ahead[1])
+                ahead = None
+            job = (
+                ahead[1]
+                if ahead is not None
+                else self._backend.start_load(
+                    path, record.module_name, read.data, read.digest, self._discover
+                )
+            )
             now = time.monotonic()
             flight = _Flight(job, read.digest, now + self._timeout, time.time())
             slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0

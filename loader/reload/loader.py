@@ -11,6 +11,7 @@ that commit (``events.py``).
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import os
 import threading
@@ -57,7 +58,8 @@ class ToolLoader:
 
     ``scan()`` loads once; ``start()`` watches; ``close()`` unregisters the tools
     and releases threads and modules (``with ToolLoader([...]) as ld`` does all
-    three). All loading happens on one scheduler thread; readers use the
+    three). Batches run one at a time, on the scheduler's thread (or, for a
+    save with nothing else pending, on the watcher's); readers use the
     registry, whose snapshots are never half-updated.
     """
 
@@ -152,8 +154,16 @@ class ToolLoader:
         for root in self.paths:
             paths.update(self._sources.list_sources(root))
         paths.update(p for p, r in self._records.items() if not r.is_removed)
-        with self._apply_lock:
-            self._apply(paths, progress=progress)
+        # Loading thousands of files makes millions of long-lived objects and hardly any
+        # garbage: the collector's full passes over them cost a fifth of a 10,000-file scan.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with self._apply_lock:
+                self._apply(paths, progress=progress)
+        finally:
+            if collecting:
+                gc.enable()
         files = tuple(self._statuses[p] for p in sorted(paths) if p in self._statuses)
         return ScanReport(files=files, seconds=time.perf_counter() - started)
 
@@ -285,10 +295,17 @@ class ToolLoader:
             for path in plan.missing:
                 steps.remove(path, outcomes)
             order = load_order(plan.present, self._backend)
-            for index, path in enumerate(order, 1):
-                steps.load(path, plan.present[path], path in plan.forced, outcomes, watching=self._watching)
-                if progress is not None:
-                    progress(index, len(order))
+            if not self._watching:
+                steps.start_imports_ahead(order, plan, outcomes)
+            try:
+                for index, path in enumerate(order, 1):
+                    steps.load(
+                        path, plan.present[path], path in plan.forced, outcomes, watching=self._watching
+                    )
+                    if progress is not None:
+                        progress(index, len(order))
+            finally:
+                self._imports.drop_ahead()
             self._commit(outcomes)
 
     # ----------------------------------------------------------- commit

@@ -31,17 +31,29 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from .roots import links_on_path
+from .scheduler import ChangeScheduler
 
 __all__ = ["ChangeScheduler", "FolderWatcher", "WatchMode", "WatchTimings"]
 
@@ -56,139 +68,6 @@ class WatchTimings:
     debounce: float = 0.05
     disappear_grace: float = 0.05
     """How long a known file may be missing before its tools go (the loader holds it, not the watcher)."""
-
-
-class ChangeScheduler:
-    """Per-path deadlines, applied in batches by one thread.
-
-    Every loader action (file batches, periodic checks) runs on this thread, so
-    the loader's own state has a single writer.
-    """
-
-    def __init__(
-        self,
-        apply: Callable[[set[Path]], None],
-        *,
-        tick: Callable[[], None] | None = None,
-        tick_interval: float = 0.25,
-        name: str = "tool-loader-scheduler",
-    ) -> None:
-        self._apply = apply
-        self._tick = tick
-        self._tick_interval = tick_interval
-        self._name = name
-        self._due: dict[Path, float] = {}
-        self._tasks: list[Callable[[], None]] = []
-        self._cond = threading.Condition()
-        self._busy = False
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._next_tick = 0.0
-
-    def note(self, path: Path, delay: float) -> None:
-        """Schedule ``path``; the latest event decides when it is due."""
-        with self._cond:
-            self._due[path] = time.monotonic() + delay
-            self._cond.notify_all()
-
-    def note_many(self, paths: Iterable[Path], delay: float) -> None:
-        """Schedule several paths with the same delay."""
-        deadline = time.monotonic() + delay
-        with self._cond:
-            for path in paths:
-                self._due[path] = deadline
-            self._cond.notify_all()
-
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run ``task`` on the scheduler thread before the next due paths."""
-        with self._cond:
-            self._tasks.append(task)
-            self._cond.notify_all()
-
-    def pending(self) -> int:
-        """How many paths are waiting."""
-        with self._cond:
-            return len(self._due)
-
-    def quiet_for(self, seconds: float) -> bool:
-        """Whether nothing runs now and no path falls due within ``seconds`` (tests wait on this)."""
-        with self._cond:
-            if self._busy or self._tasks:
-                return False
-            horizon = time.monotonic() + seconds
-            return all(due > horizon for due in self._due.values())
-
-    def start(self) -> None:
-        """Start the applying thread."""
-        if self._thread is not None:
-            return
-        self._stopping = False
-        self._next_tick = time.monotonic() + self._tick_interval
-        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the thread after the batch in progress."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._thread = None
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait until no path is pending and no batch is running."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._due or self._busy or self._tasks:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-            return True
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while True:
-                    if self._stopping:
-                        return
-                    now = time.monotonic()
-                    if self._tasks:
-                        tasks, self._tasks = self._tasks, []
-                        self._busy = True
-                        batch: set[Path] | None = None
-                        break
-                    tasks = []
-                    ready = {p for p, t in self._due.items() if t <= now}
-                    if ready:
-                        for path in ready:
-                            del self._due[path]
-                        self._busy = True
-                        batch = ready
-                        break
-                    if self._tick is not None and now >= self._next_tick:
-                        self._busy = True
-                        batch = None
-                        break
-                    wake = min(self._due.values(), default=now + self._tick_interval)
-                    if self._tick is not None:
-                        wake = min(wake, self._next_tick)
-                    self._cond.wait(max(wake - now, 0.0005))
-            try:
-                for task in tasks:
-                    task()
-                if batch is not None:
-                    self._apply(batch)
-                elif not tasks and self._tick is not None:
-                    self._tick()
-                    self._next_tick = time.monotonic() + self._tick_interval
-            except Exception:
-                logger.exception("scheduler=<%s> | batch failed", self._name)
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
 
 
 class WatchMode(StrEnum):
@@ -236,6 +115,21 @@ class _Watch:
     tried_events: float = 0.0
     """When events were last asked for (``time.monotonic()``), for a polled folder."""
 
+
+_EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileClosedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+"""The events the loader acts on. Asked of the OS as the inotify mask: opens, reads
+(``IN_OPEN``, ``IN_CLOSE_NOWRITE``, the loader's own read of every saved file among
+them) and folder-modified events are never generated, so watchdog's three threads
+do not wake for them and take the GIL in the middle of a reload."""
 
 _LIMIT_ERRORS = (errno.EMFILE, errno.ENOSPC, errno.ENFILE)
 """What the OS says when it will not give out another watch (instances, watches, descriptors)."""
@@ -365,7 +259,7 @@ class FolderWatcher:
             poller.start()
             self._poller = poller
         try:
-            watch = self._poller.schedule(handler, str(path), recursive=recursive)
+            watch = self._poller.schedule(handler, str(path), recursive=recursive, event_filter=_EVENT_FILTER)
         except OSError as exc:
             self._warn_once(path, exc, "could not poll folder")
             return None
@@ -378,11 +272,12 @@ class FolderWatcher:
         """Ask the OS for events; on failure, take back the handler watchdog kept for the watch."""
         assert self._observer is not None
         try:
-            return self._observer.schedule(handler, str(path), recursive=recursive)
+            observer = self._observer
+            return observer.schedule(handler, str(path), recursive=recursive, event_filter=_EVENT_FILTER)
         except OSError:
             try:
                 self._observer.remove_handler_for_watch(
-                    handler, ObservedWatch(str(path), recursive=recursive)
+                    handler, ObservedWatch(str(path), recursive=recursive, event_filter=_EVENT_FILTER)
                 )
             except KeyError:
                 pass
@@ -487,13 +382,20 @@ class FolderWatcher:
         if kind == "moved":
             # A rename lands a complete file: load the destination at once.
             self._scheduler.note(src, timings.settle)
-            self._scheduler.note(dest, 0.0)
+            self._scheduler.apply_now(dest)
         elif kind == "closed":
-            self._scheduler.note(src, timings.settle)
+            self._due(src, timings.settle)
         elif kind == "deleted":
             self._scheduler.note(src, timings.settle)
         elif kind == "created" and os.path.islink(src):
             # Making a link is one atomic step: nothing more will be written.
-            self._scheduler.note(src, timings.settle)
+            self._due(src, timings.settle)
         else:  # created, modified
             self._scheduler.note(src, timings.debounce)
+
+    def _due(self, path: Path, delay: float) -> None:
+        """Schedule ``path`` after ``delay``; with none, apply it right here if the scheduler is idle."""
+        if delay > 0:
+            self._scheduler.note(path, delay)
+        else:
+            self._scheduler.apply_now(path)

@@ -12,6 +12,7 @@ at most ``max_threads`` exist, and a job waits in line when all are busy.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
 import sys
 import threading
@@ -60,6 +61,8 @@ class ImportJob(Generic[_T]):
         self.started: float | None = None
         self.thread: threading.Thread | None = None
         self.abandoned = False
+        self.follower: ImportJob[Any] | None = None
+        """The next job of a chain (``ImportPool.submit_chain``): it runs on this job's thread next."""
         self._done = threading.Event()
         self._result: _T | None = None
         self._error: BaseException | None = None
@@ -133,14 +136,40 @@ class ImportPool:
                 raise RuntimeError("the import pool is closed")
             self._retiring = False
             self._queue.append(job)
-            if self._idle == 0 and len(self._threads) < self._max_threads:
-                thread = threading.Thread(
-                    target=self._serve, name=f"{self._name}-{len(self._threads)}", daemon=True
-                )
-                self._threads.add(thread)
-                thread.start()
+            self._grow()
             self._cond.notify()
         return job
+
+    def _grow(self) -> None:
+        """Start a thread for a queued job if none is idle and the cap allows (``_cond`` held)."""
+        if self._idle == 0 and len(self._threads) < self._max_threads:
+            thread = threading.Thread(
+                target=self._serve, name=f"{self._name}-{len(self._threads)}", daemon=True
+            )
+            self._threads.add(thread)
+            thread.start()
+
+    def submit_chain(self, functions: list[tuple[Callable[[], _T], Path | None]]) -> list[ImportJob[_T]]:
+        """Queue ``functions`` to run one after another on one thread, in order.
+
+        For a batch of imports that must each be waited for (a one-off scan):
+        the thread goes from one job to the next without a round trip through
+        the queue, while the caller waits on each job as before. A job abandoned
+        before it starts is skipped; when a running one is interrupted, the
+        rest of the chain goes back to the front of the queue.
+        """
+        jobs: list[ImportJob[_T]] = [ImportJob(function, watch_file) for function, watch_file in functions]
+        for job, follower in itertools.pairwise(jobs):
+            job.follower = follower
+        if jobs:
+            with self._cond:
+                if self._closed:
+                    raise RuntimeError("the import pool is closed")
+                self._retiring = False
+                self._queue.append(jobs[0])
+                self._grow()
+                self._cond.notify()
+        return jobs
 
     def run(self, function: Callable[[], _T], timeout: float, *, watch_file: Path | None = None) -> _T:
         """Run ``function`` and wait for it; raise ``ImportTimeout`` (and abandon it) if it overruns."""
@@ -157,6 +186,11 @@ class ImportPool:
             job.abandoned = True
             if job in self._queue:
                 self._queue.remove(job)
+                if job.follower is not None:
+                    self._queue.appendleft(job.follower)
+                job._finish(None, ImportAbandoned())
+                return
+            if job.thread is None and not job.done:  # a chained job not started yet: skipped
                 job._finish(None, ImportAbandoned())
                 return
             if job.thread is not None and not job.done:
@@ -175,7 +209,7 @@ class ImportPool:
             queued, self._queue = list(self._queue), deque()
             self._cond.notify_all()
         for job in queued:
-            job._finish(None, ImportAbandoned())
+            _abandon_chain(job)
 
     def _serve(self) -> None:
         me = threading.current_thread()
@@ -185,14 +219,21 @@ class ImportPool:
                 with self._cond:
                     if job is not None and job.abandoned:
                         # An interrupted thread is not reused: a late interrupt must not hit the next job.
+                        self._requeue_followers(job)
                         return
-                    self._idle += 1
-                    while not self._queue and not self._closed and not self._retiring:
-                        self._cond.wait()
-                    self._idle -= 1
-                    if not self._queue:
-                        return
-                    job = self._queue.popleft()
+                    job = job.follower if job is not None else None
+                    if self._closed:
+                        _abandon_chain(job)
+                        job = None
+                    job = _first_pending(job)
+                    while job is None:
+                        self._idle += 1
+                        while not self._queue and not self._closed and not self._retiring:
+                            self._cond.wait()
+                        self._idle -= 1
+                        if not self._queue:
+                            return
+                        job = _first_pending(self._queue.popleft())
                     job.thread = me
                     job.started = time.monotonic()
                 try:
@@ -204,9 +245,37 @@ class ImportPool:
         except ImportAbandoned:
             if job is not None and not job.done:
                 job._finish(None, ImportAbandoned())
+            if job is not None:
+                with self._cond:
+                    self._requeue_followers(job)
         finally:
             with self._cond:
                 self._threads.discard(me)
+
+    def _requeue_followers(self, job: ImportJob[Any]) -> None:
+        """The rest of ``job``'s chain goes first in line for another thread (``_cond`` held)."""
+        follower, job.follower = job.follower, None
+        if self._closed:
+            _abandon_chain(follower)
+        elif follower is not None:
+            self._queue.appendleft(follower)
+            self._grow()
+            self._cond.notify()
+
+
+def _first_pending(job: ImportJob[Any] | None) -> ImportJob[Any] | None:
+    """``job``, or the first of its chain not ended already (chained jobs abandoned before they ran)."""
+    while job is not None and job.done:
+        job = job.follower
+    return job
+
+
+def _abandon_chain(job: ImportJob[Any] | None) -> None:
+    """End ``job`` and the rest of its chain without running them (the pool is closing)."""
+    while job is not None:
+        if not job.done:
+            job._finish(None, ImportAbandoned())
+        job = job.follower
 
 
 def _where(thread: threading.Thread | None, watch_file: Path | None) -> tuple[int | None, str]:

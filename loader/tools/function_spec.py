@@ -44,7 +44,7 @@ from .schema import (
     resolve_return_hint,
     resolve_type_hints,
 )
-from .validation import checked_input_schema, guard_numbers
+from .validation import checked_input_schema, guard_numbers, kwargs_validator
 
 __all__ = ["AGENT_PARAMETER", "FunctionDefinition", "FunctionKind", "InputMode", "define_function"]
 
@@ -103,6 +103,8 @@ class FunctionDefinition:
     source_line: int | None
     simple: bool  # a call is just ``func(**validated.__dict__)``: the fast path
     examples: tuple[ToolExample, ...] = ()
+    validate_kwargs: Callable[[Any], dict[str, Any]] | None = None
+    """``SIGNATURE`` mode: the validated input as the function's keyword arguments, no model built."""
 
 
 def define_function(
@@ -175,6 +177,7 @@ def define_function(
             and agent_param is None
         ),
         examples=parse_examples(options.examples, f"@tool function {function_name} (tool {tool_name!r})"),
+        validate_kwargs=handling.validate_kwargs,
     )
 
 
@@ -227,6 +230,7 @@ class _InputHandling:
     json_validator: Draft202012Validator | None = None
     renamed: Mapping[str, str] = dataclasses.field(default_factory=dict)
     instance_parameter: str | None = None
+    validate_kwargs: Callable[[Any], dict[str, Any]] | None = None
 
 
 def _input_handling(
@@ -248,6 +252,7 @@ def _input_handling(
             schema=built.json_schema,
             validate=guard_numbers(built.model.__pydantic_validator__.validate_python, built.json_schema),
             renamed=built.renamed,
+            validate_kwargs=kwargs_validator(built.model, built.json_schema),
         )
     if _is_model_class(input_schema):
         model = cast(type[BaseModel], input_schema)

@@ -151,6 +151,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         self._display: dict[str, str] | None = None
         # A plain sync function whose validated input is its keyword arguments: invoke's fast path.
         self._inline = definition.simple and definition.kind is FunctionKind.FUNCTION
+        self._kwargs_of = definition.validate_kwargs or _model_kwargs(definition)
 
     @classmethod
     def _bound_copy(cls, func: Callable[..., Any], definition: FunctionDefinition) -> FunctionTool[..., Any]:
@@ -266,7 +267,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
             tool_use_id = tool_use_id or new_tool_use_id()
             data = {} if input is None else input
             try:
-                kwargs = definition.validate(data).__dict__  # type: ignore[misc]
+                kwargs = self._kwargs_of(data)
             except ValidationError as exc:
                 return invalid_input_result(tool_use_id, definition.name, problems_from_pydantic(exc, data))
             try:
@@ -282,7 +283,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         data = {} if input is None else input
         if definition.simple:
             try:
-                kwargs = definition.validate(data).__dict__  # type: ignore[misc]
+                kwargs = self._kwargs_of(data)
             except ValidationError as exc:
                 return invalid_input_result(tool_use_id, definition.name, problems_from_pydantic(exc, data))
             return self._run_sync((), kwargs, tool_use_id)
@@ -466,3 +467,15 @@ def _drain(generator: Generator[Any, Any, Any]) -> Any:
             last = next(generator)
         except StopIteration as stop:
             return stop.value if stop.value is not None else last
+
+
+def _model_kwargs(definition: FunctionDefinition) -> Callable[[Any], dict[str, Any]]:
+    """Keyword arguments from the definition's model validator (when no field validator was built)."""
+    validate = definition.validate
+
+    def kwargs_of(data: Any) -> dict[str, Any]:
+        if validate is None:
+            raise TypeError(f"tool {definition.name!r} validates no model input")
+        return validate(data).__dict__
+
+    return kwargs_of

@@ -36,8 +36,8 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError as JsonSchemaValidationError
 from jsonschema.validators import extend, validator_for  # type: ignore[import-untyped]
-from pydantic import ValidationError
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError, SchemaValidator
 
 from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import error_result
@@ -176,6 +176,29 @@ def schema_problems(data: Any, validator: Any) -> list[InputProblem]:
 # -- the number rule for pydantic-validated input ------------------------------------------
 
 
+def kwargs_validator(model: type[BaseModel], schema: JSONSchema) -> Callable[[Any], dict[str, Any]] | None:
+    """``model``'s field validation alone: the keyword arguments as a dict, number rule included.
+
+    The model's own core schema without its instance step: the same fields, config,
+    errors and error title, but no model built only for its ``__dict__`` to be read
+    (about 0.3 us of a simple call). None when the core schema is not the plain
+    ``model`` / ``model-fields`` shape this expects (the caller keeps the model).
+    """
+    core: Any = model.__pydantic_core_schema__
+    wrapper = core["schema"] if core.get("type") == "definitions" else core
+    if wrapper.get("type") != "model" or wrapper["schema"].get("type") != "model-fields":
+        return None
+    fields: Any = wrapper["schema"]
+    if core is not wrapper:
+        fields = {"type": "definitions", "schema": fields, "definitions": core["definitions"]}
+    validate = SchemaValidator(fields, wrapper.get("config")).validate_python
+
+    def first(data: Any) -> dict[str, Any]:
+        return validate(data)[0]  # type: ignore[no-any-return]
+
+    return guard_numbers(first, schema)
+
+
 def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[[Any], T]:
     """``validate`` (a pydantic validator) also refusing bools and unallowed NaN/infinities as numbers.
 
@@ -197,6 +220,12 @@ def guard_numbers(validate: Callable[[Any], T], schema: JSONSchema) -> Callable[
             if not extra:
                 raise
             raise ValidationError.from_exception_data(exc.title, [*_as_details(exc), *extra]) from None
+        if type(data) is dict:  # the common flat input, checked without a call
+            for item in data.values():
+                if type(item) not in _PLAIN:
+                    break
+            else:
+                return result
         if _suspicious(data):
             errors = _number_errors(data, guarded_schema)
             if errors:

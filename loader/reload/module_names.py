@@ -1,0 +1,127 @@
+"""Where a tool file lives in the private module namespace, and whether it stays inside its folder.
+
+Every module from a watched folder is named ``_tool_loader.<loader>.<root>.<path>``,
+so a bare name (``json``, ``helpers``) never lands in ``sys.modules`` and two
+loaders never share a module. ``ModuleNames`` answers the questions the loader
+asks about paths before anything runs: which watched folder holds a file, what
+its module is called, and whether a link leads it out of its folder. It runs no
+code; ``ToolImporter`` builds the importing on top of it, and a process backend
+uses it alone for names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["NAMESPACE", "ModuleNames", "is_within"]
+
+NAMESPACE = "_tool_loader"
+"""Top-level package under which every module from a watched folder is imported."""
+
+_instance_counter = itertools.count(1)
+_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
+_NAME_CACHE_LIMIT = 100_000
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """Whether ``path``, with every link resolved, lies inside ``root`` (its links resolved too).
+
+    ``root`` may be reached through a link that a deployment flips (git-sync);
+    ``path`` is resolved against the same reading of the root's target, so a
+    flip between two lookups cannot make a file look outside.
+    """
+    try:
+        real_root = Path(os.path.realpath(root))
+        try:
+            relative = path.relative_to(root)
+        except ValueError:
+            real = Path(os.path.realpath(path))
+        else:
+            real = Path(os.path.realpath(real_root / relative))
+    except OSError:
+        return False
+    return real == real_root or real_root in real.parents
+
+
+def _name_part(stem: str) -> str:
+    """A module-name component for a file stem; non-identifiers get a stable, unique spelling."""
+    if stem.isidentifier():
+        return stem
+    digest = hashlib.sha1(stem.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return f"{_IDENTIFIER.sub('_', stem)}_{digest}"
+
+
+class ModuleNames:
+    """Private module names for the files of some watched folders, and the folders' bounds."""
+
+    def __init__(self, roots: Sequence[Path], *, tag: str | None = None) -> None:
+        # A worker process names its modules exactly as the loader that started it (``tag``).
+        self.tag = tag or f"l{next(_instance_counter)}"
+        self.prefix = f"{NAMESPACE}.{self.tag}"
+        self._roots: dict[str, Path] = {}
+        for index, root in enumerate(roots):
+            self._roots[f"r{index}_{_IDENTIFIER.sub('_', root.name) or 'root'}"] = root
+        self._root_prefix = {root: f"{self.prefix}.{key}" for key, root in self._roots.items()}
+        self._root_texts = [(root, str(root)) for root in self._roots.values()]
+        self._names: dict[Path, str] = {}
+        self._plain_dirs: dict[Path, bool] = {}
+
+    def begin_batch(self) -> None:
+        """Forget which folders were found free of links (one batch's answers)."""
+        self._plain_dirs.clear()
+
+    def root_of(self, path: Path) -> Path | None:
+        """The watched folder ``path`` belongs to."""
+        text = str(path)
+        for root, prefix in self._root_texts:
+            if text == prefix or text.startswith(prefix + os.sep):
+                return root
+        return None
+
+    def module_name_for(self, path: Path) -> str:
+        """The private module name of a file (or package folder) inside a watched folder."""
+        try:
+            return self._names[path]
+        except KeyError:
+            pass
+        root = self.root_of(path)
+        if root is None:
+            raise ValueError(f"{path} is not inside a watched folder")
+        relative = path.relative_to(root)
+        parts = list(relative.parts)
+        if parts and parts[-1].endswith(".py"):
+            parts[-1] = parts[-1][:-3]
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        name = ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
+        if len(self._names) < _NAME_CACHE_LIMIT:
+            self._names[path] = name
+        return name
+
+    def is_within_root(self, path: Path, root: Path) -> bool:
+        """``is_within``, resolving links only where there are any.
+
+        A path that is no link, under folders (between ``root`` and it) that are
+        no links, is inside ``root`` whatever ``root`` itself resolves to: then a
+        few ``lstat`` calls answer (the folders' answers kept for the batch),
+        where resolving every component of the path would cost dozens.
+        """
+        if os.path.islink(path):
+            return is_within(path, root)
+        parent = path.parent
+        plain = self._plain_dirs.get(parent)
+        if plain is None:
+            plain = parent == root or (
+                root in parent.parents and not os.path.islink(parent) and self.is_within_root(parent, root)
+            )
+            self._plain_dirs[parent] = plain
+        return plain or is_within(path, root)
+
+    def owns(self, module_name: str) -> bool:
+        """Whether a module name belongs to this namespace."""
+        return module_name == self.prefix or module_name.startswith(self.prefix + ".")
