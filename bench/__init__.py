@@ -11,6 +11,7 @@ BENCHMARKS = (
     "initial_load",
     "reload_cost",
     "listing",
+    "mcp_call",
     "call_overhead",
     "memory",
     "gate_cost",

@@ -25,6 +25,7 @@ NAMES = [
     "initial_load",
     "reload_cost",
     "listing",
+    "mcp_call",
     "call_overhead",
     "memory",
     "gate_cost",

@@ -1,0 +1,295 @@
+"""Benchmark: the MCP ``tools/call`` round trip, ours versus the MCP SDK's own ``MCPServer``.
+
+The same function, ``add(a: int, b: int) -> int`` with a docstring (and an async
+variant ``aadd``), is served by:
+
+* ours: a tool file in a folder loaded by ``ToolLoader`` (a real dynamic tool, as
+  users get it), served by ``MCPToolServer``;
+* the MCP SDK's ``MCPServer`` (mcp 2.x) with the function registered by ``@server.tool()``;
+* FastMCP (``FastMCP`` with ``@server.tool``), when installed.
+
+Each round trip is ``await client.call_tool("add", {"a": 2, "b": 3})`` through the
+SDKs' in-process clients over the in-memory transport (``mode="legacy"``: JSON-RPC
+over memory streams, after the initialize handshake), so it includes the client's
+request building and result parsing. Every result is checked to be ``"5"``: a
+benchmark of an error path would lie.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .common import (
+    BenchResult,
+    Options,
+    Table,
+    Target,
+    available,
+    fmt_us,
+    scratch_dir,
+    summarize,
+)
+
+NAME = "mcp_call"
+RATIO_LIMIT = 0.8
+ARGS = {"a": 2, "b": 3}
+EXPECTED = "5"
+WARMUP = 20
+
+SOURCE = textwrap.dedent(
+    '''
+    from loader import tool
+
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+            a: The first addend.
+            b: The second addend.
+        """
+        return a + b
+
+
+    @tool
+    async def aadd(a: int, b: int) -> int:
+        """Add two integers, asynchronously.
+
+        Args:
+            a: The first addend.
+            b: The second addend.
+        """
+        return a + b
+    '''
+)
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+async def aadd(a: int, b: int) -> int:
+    """Add two integers, asynchronously.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+def _check(result: Any, system: str, name: str) -> None:
+    """Fail loudly unless a call returned the right answer (not an error result)."""
+    content = getattr(result, "content", None)
+    if content is None and isinstance(result, list):  # FastMCP's call_tool_mcp / older shapes
+        content = result
+    text = getattr(content[0], "text", None) if content else None
+    if getattr(result, "is_error", False) or getattr(result, "isError", False) or text != EXPECTED:
+        raise AssertionError(f"{system} {name}(2, 3) returned {result!r}, expected text {EXPECTED!r}")
+
+
+async def _batches(call: Callable[[], Awaitable[Any]], batches: int, size: int) -> list[float]:
+    """Seconds per round trip, one figure per batch of ``size`` sequential calls."""
+    figures = []
+    for _ in range(batches):
+        started = time.perf_counter()
+        for _ in range(size):
+            await call()
+        figures.append((time.perf_counter() - started) / size)
+    return figures
+
+
+async def _calibrate(call: Callable[[], Awaitable[Any]], batch_seconds: float) -> int:
+    size = 4
+    while True:
+        started = time.perf_counter()
+        for _ in range(size):
+            await call()
+        elapsed = time.perf_counter() - started
+        if elapsed >= batch_seconds / 4 or size >= 1 << 16:
+            return max(1, int(size * batch_seconds / max(elapsed, 1e-9)))
+        size *= 2
+
+
+async def _measure(client: Any, system: str, name: str, batches: int, size: int) -> dict[str, Any]:
+    async def call() -> Any:
+        return await client.call_tool(name, ARGS)
+
+    for _ in range(WARMUP):
+        _check(await call(), system, name)
+    figures = await _batches(call, batches, size)
+    _check(await call(), system, name)  # still right after the timed calls
+    return {"seconds_per_call": figures, "summary_s": summarize(figures), "batch_size": size}
+
+
+async def _ours(base: Any, batches: int, size: int) -> dict[str, Any]:
+    from mcp import Client
+
+    from loader.mcp import MCPToolServer
+    from loader.reload.loader import LoaderConfig, ToolLoader
+
+    folder = base / "tools"
+    folder.mkdir(parents=True)
+    (folder / "adder.py").write_text(SOURCE)
+    loader = ToolLoader([folder], config=LoaderConfig())
+    loader.scan()
+    loader.start()
+    try:
+        names = set(loader.registry.names())
+        assert {"add", "aadd"} <= names, f"ours loaded {sorted(names)}"
+        server = MCPToolServer(loader.registry)
+        out: dict[str, Any] = {}
+        async with Client(server.server, mode="legacy") as client:
+            for name in ("add", "aadd"):
+                out[name] = await _measure(client, "ours", name, batches, size)
+        return out
+    finally:
+        loader.close()
+
+
+async def _sdk(batches: int, size: int) -> dict[str, Any]:
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+    server.tool()(add)
+    server.tool()(aadd)
+    out: dict[str, Any] = {}
+    async with Client(server, mode="legacy") as client:
+        for name in ("add", "aadd"):
+            out[name] = await _measure(client, "MCPServer", name, batches, size)
+    return out
+
+
+async def _fastmcp(batches: int, size: int) -> dict[str, Any]:
+    from fastmcp import Client, FastMCP
+
+    server = FastMCP("bench")
+    server.tool(add)
+    server.tool(aadd)
+    out: dict[str, Any] = {}
+    async with Client(server) as client:
+        for name in ("add", "aadd"):
+            out[name] = await _measure(client, "FastMCP", name, batches, size)
+    return out
+
+
+async def _size(batch_seconds: float) -> int:
+    """One batch size for every system, calibrated on the SDK's server (so all time the same N calls)."""
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("calibrate")
+    server.tool()(add)
+    async with Client(server, mode="legacy") as client:
+
+        async def call() -> Any:
+            return await client.call_tool("add", ARGS)
+
+        for _ in range(WARMUP):
+            _check(await call(), "MCPServer", "add")
+        return await _calibrate(call, batch_seconds)
+
+
+def run(options: Options) -> BenchResult:
+    """Time sequential ``tools/call`` round trips of the same function on each server, in one run."""
+    batches = options.count(7, 3)
+    batch_seconds = 0.02 if options.quick else 0.4
+    size = asyncio.run(_size(batch_seconds))
+    raw: dict[str, Any] = {}
+    with scratch_dir("mcp-call") as base:
+        # Alternate the systems' order across two rounds so drift in the machine hits both alike.
+        rounds: list[dict[str, Any]] = []
+        for order in (("ours", "sdk"), ("sdk", "ours")):
+            cell: dict[str, Any] = {}
+            for key in order:
+                cell[key] = (
+                    asyncio.run(_ours(base / f"r{len(rounds)}", batches, size))
+                    if key == "ours"
+                    else asyncio.run(_sdk(batches, size))
+                )
+            rounds.append(cell)
+        for key in ("ours", "sdk"):
+            raw[key] = {}
+            for name in ("add", "aadd"):
+                figures = [f for cell in rounds for f in cell[key][name]["seconds_per_call"]]
+                raw[key][name] = {
+                    "seconds_per_call": figures,
+                    "summary_s": summarize(figures),
+                    "batch_size": size,
+                }
+    if available("fastmcp"):
+        try:
+            raw["fastmcp"] = asyncio.run(_fastmcp(batches, size))
+        except AssertionError:
+            raise
+        except Exception as exc:  # a FastMCP API change: report, don't fail
+            raw["fastmcp"] = {"error": f"{type(exc).__name__}: {exc}"}
+    else:
+        raw["fastmcp"] = None
+    result = BenchResult(NAME, raw={"batches": 2 * batches, "batch_size": size, "results": raw})
+
+    fast_note = (
+        "FastMCP: FastMCP(...) with @server.tool, its own in-process Client, one round of batches."
+        if raw["fastmcp"] is not None and "error" not in raw["fastmcp"]
+        else "FastMCP: skipped ("
+        + ("not installed" if raw["fastmcp"] is None else raw["fastmcp"]["error"])
+        + ")."
+    )
+    table = Table(
+        "MCP tools/call round trip, same function",
+        ["system / tool", "p50 µs", "min µs", "p90 µs", "spread µs (min-max)", "ours / MCPServer"],
+        note=(
+            "One figure = await client.call_tool('add', {'a': 2, 'b': 3}) -> server -> result parsed by "
+            "the client, over the MCP SDK's in-memory transport (Client(server, mode='legacy'): JSON-RPC over "
+            "memory streams, after initialize), sequential calls, time per call averaged over a batch of "
+            f"{size} calls; {2 * batches} batches per row (two rounds, ours and MCPServer in alternating "
+            f"order), after {WARMUP} warm-up calls each; every result checked to be '5'. ours = add in a tool "
+            "file loaded by ToolLoader, served by MCPToolServer; MCPServer = the SDK's mcp.server.mcpserver."
+            "MCPServer with @server.tool(); aadd = the same as async def. " + fast_note
+        ),
+    )
+    labels = {"ours": "ours", "sdk": "MCPServer", "fastmcp": "FastMCP"}
+    for name in ("add", "aadd"):
+        sdk_p50 = raw["sdk"][name]["summary_s"]["p50"]
+        for key in ("ours", "sdk", "fastmcp"):
+            entry = (raw.get(key) or {}).get(name)
+            if entry is None:
+                continue
+            s = entry["summary_s"]
+            ratio = f"{s['p50'] / sdk_p50:.2f}x" if key != "sdk" else ""
+            table.rows.append(
+                [
+                    f"{labels[key]} / {name}",
+                    fmt_us(s["p50"]),
+                    fmt_us(s["min"]),
+                    fmt_us(s["p90"]),
+                    f"{fmt_us(s['min'])}-{fmt_us(s['max'])}",
+                    ratio,
+                ]
+            )
+    result.tables.append(table)
+
+    for name, label in (("add", "sync"), ("aadd", "async")):
+        ours_p50 = raw["ours"][name]["summary_s"]["p50"]
+        sdk_p50 = raw["sdk"][name]["summary_s"]["p50"]
+        ratio = ours_p50 / sdk_p50
+        result.targets.append(
+            Target(
+                f"tools/call round trip <= {RATIO_LIMIT}x MCPServer (same run, {label} {name})",
+                f"{fmt_us(ours_p50)} vs {fmt_us(sdk_p50)} µs p50 ({ratio:.2f}x)",
+                ratio <= RATIO_LIMIT,
+            )
+        )
+    return result
