@@ -232,7 +232,7 @@ def run(options: Options) -> BenchResult:
     if available("fastmcp"):
         try:
             raw["fastmcp"] = asyncio.run(_fastmcp(batches, size))
-        except AssertionError:
+        except AssertionError:  # a wrong answer is a failure, not a skip
             raise
         except Exception as exc:  # a FastMCP API change: report, don't fail
             raw["fastmcp"] = {"error": f"{type(exc).__name__}: {exc}"}
@@ -252,12 +252,13 @@ def run(options: Options) -> BenchResult:
         ["system / tool", "p50 µs", "min µs", "p90 µs", "spread µs (min-max)", "ours / MCPServer"],
         note=(
             "One figure = await client.call_tool('add', {'a': 2, 'b': 3}) -> server -> result parsed by "
-            "the client, over the MCP SDK's in-memory transport (Client(server, mode='legacy'): JSON-RPC over "
-            "memory streams, after initialize), sequential calls, time per call averaged over a batch of "
+            "the client, over the MCP SDK's in-memory transport (Client(server, mode='legacy'): "
+            "JSON-RPC over memory streams, after initialize), sequential calls, time per call averaged "
+            "over a batch of "
             f"{size} calls; {2 * batches} batches per row (two rounds, ours and MCPServer in alternating "
-            f"order), after {WARMUP} warm-up calls each; every result checked to be '5'. ours = add in a tool "
-            "file loaded by ToolLoader, served by MCPToolServer; MCPServer = the SDK's mcp.server.mcpserver."
-            "MCPServer with @server.tool(); aadd = the same as async def. " + fast_note
+            f"order), after {WARMUP} warm-up calls each; every result checked to be '5'. ours = add in "
+            "a tool file loaded by ToolLoader, served by MCPToolServer; MCPServer = the SDK's "
+            "mcp.server.mcpserver.MCPServer with @server.tool(); aadd = the same as async def. " + fast_note
         ),
     )
     labels = {"ours": "ours", "sdk": "MCPServer", "fastmcp": "FastMCP"}
