@@ -95,7 +95,8 @@ def _check(result: Any, system: str, name: str) -> None:
     if content is None and isinstance(result, list):  # FastMCP's call_tool_mcp / older shapes
         content = result
     text = getattr(content[0], "text", None) if content else None
-    if getattr(result, "is_error", False) or getattr(result, "isError", False) or text != EXPECTED:
+    failed = result.is_error if hasattr(result, "is_error") else getattr(result, "isError", False)
+    if failed or text != EXPECTED:
         raise AssertionError(f"{system} {name}(2, 3) returned {result!r}, expected text {EXPECTED!r}")
 
 
