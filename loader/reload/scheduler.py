@@ -1,9 +1,11 @@
-"""Per-path deadlines, applied in batches by one thread: the loader's single writer.
+"""Per-path deadlines, applied in batches one at a time: the loader's single writer.
 
 The watcher notes a path with a delay (``loader.reload.watcher`` says which
 event earns which); the scheduler's thread applies every path that is due in
 one batch, and runs the loader's other actions (folder reconciles, periodic
-supervision) between batches, so the loader's state has one writer.
+supervision) between batches. A save that falls due while nothing else runs is
+applied on the watcher's thread instead (``apply_now``); batches never overlap,
+so the loader's state has one writer.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ logger = logging.getLogger(__name__)
 
 
 class ChangeScheduler:
-    """Per-path deadlines, applied in batches by one thread.
+    """Per-path deadlines, applied in batches that never overlap.
 
-    Every loader action (file batches, periodic checks) runs on this thread, so
-    the loader's own state has a single writer.
+    Every loader action (file batches, periodic checks) runs on this scheduler's
+    thread, except a save ``apply_now`` applies on the watcher's thread while
+    this one is idle; either way one batch runs at a time, so the loader's own
+    state has a single writer.
     """
 
     def __init__(
