@@ -27,7 +27,7 @@ from support import FAST, call_text, eventually, function_tool_source
 from loader import tool
 from loader.registry import ToolRegistry
 from loader.registry_changes import ChangeKind, RegistryChangeSet
-from loader.reload.disk import NotARegularFile, names_a_file, read_file
+from loader.reload.disk import IS_A_LINK, NotARegularFile, names_a_file, read_file, read_unlinked_file
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchMode
 from loader.status import FileState, FileStatus, LoadErrorKind
@@ -590,6 +590,29 @@ def test_read_file_tells_gone_from_unreadable(tmp_path: Path) -> None:
     assert not names_a_file(tmp_path / "dir.py")
     os.mkfifo(tmp_path / "fifo.py")
     assert isinstance(read_file(tmp_path / "fifo.py"), NotARegularFile)  # and it did not block
+
+
+def test_read_unlinked_file_reads_plain_files_whole_and_leaves_links_to_the_caller(tmp_path: Path) -> None:
+    """The save path's read: a plain file in one read (however its size compares), a link never opened."""
+    small, large = tmp_path / "small.py", tmp_path / "large.py"
+    small.write_text("x = 1\n")
+    large.write_bytes(b"#" * (3 << 20))  # more than one read's worth past its size
+    for path in (small, large):
+        read = read_unlinked_file(path)
+        assert isinstance(read, tuple)
+        data, st = read
+        assert data == path.read_bytes() and st.st_size == len(data)
+    (tmp_path / "empty.py").write_text("")
+    assert read_unlinked_file(tmp_path / "empty.py") == (b"", os.stat(tmp_path / "empty.py"))
+    os.symlink(small, tmp_path / "link.py")
+    os.symlink("nowhere.py", tmp_path / "dangling.py")
+    assert read_unlinked_file(tmp_path / "link.py") == IS_A_LINK
+    assert read_unlinked_file(tmp_path / "dangling.py") == IS_A_LINK
+    assert read_unlinked_file(tmp_path / "gone.py") is None
+    (tmp_path / "dir.py").mkdir()
+    assert read_unlinked_file(tmp_path / "dir.py") is None  # a folder is no file here
+    os.mkfifo(tmp_path / "fifo.py")
+    assert isinstance(read_unlinked_file(tmp_path / "fifo.py"), NotARegularFile)  # and it did not block
 
 
 def test_a_file_vanishing_between_listing_and_stat_waits_out_its_grace(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,25 @@ def test_a_new_event_postpones_a_due_path() -> None:
         assert record.batches == []
         assert scheduler.wait_idle(5)
         assert record.batches == [{Path("/a.py")}]
+    finally:
+        scheduler.stop()
+
+
+def test_a_path_due_sooner_than_the_thread_sleeps_wakes_it_and_a_later_one_waits() -> None:
+    """The thread is only woken for a deadline earlier than the one it sleeps until."""
+    record = Recorder()
+    scheduler = ChangeScheduler(record, tick=lambda: None, tick_interval=120.0)
+    scheduler.note(Path("/far.py"), 60.0)
+    scheduler.start()
+    try:
+        assert scheduler.quiet_for(30.0)  # asleep until the far deadline (or the tick)
+        scheduler.note(Path("/later.py"), 90.0)  # after what it sleeps until: no need to wake it
+        scheduler.note(Path("/soon.py"), 0.0)  # before it: the thread must wake and apply it now
+        deadline = time.monotonic() + 10.0
+        while not record.batches and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert record.batches == [{Path("/soon.py")}]
+        assert scheduler.pending() == 2
     finally:
         scheduler.stop()
 

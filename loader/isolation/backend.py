@@ -110,8 +110,8 @@ class ProcessBackend:
     def root_of(self, path: Path) -> Path | None:
         return self._names.root_of(path)
 
-    def is_within_root(self, path: Path, root: Path) -> bool:
-        return self._names.is_within_root(path, root)
+    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
+        return self._names.is_within_root(path, root, no_link=no_link)
 
     def module_name_for(self, path: Path) -> str:
         return self._names.module_name_for(path)

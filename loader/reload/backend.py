@@ -44,8 +44,9 @@ class LoadBackend(Protocol):
         """The watched folder ``path`` lies in, if any."""
         ...
 
-    def is_within_root(self, path: Path, root: Path) -> bool:
-        """Whether ``path`` (links resolved) stays inside ``root``."""
+    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
+        """Whether ``path`` (links resolved) stays inside ``root``; ``no_link``: the caller knows the
+        name itself is no link (only the folders above it are checked)."""
         ...
 
     def module_name_for(self, path: Path) -> str:
@@ -118,8 +119,8 @@ class InProcessBackend:
     def root_of(self, path: Path) -> Path | None:
         return self._importer.root_of(path)
 
-    def is_within_root(self, path: Path, root: Path) -> bool:
-        return self._importer.is_within_root(path, root)
+    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
+        return self._importer.is_within_root(path, root, no_link=no_link)
 
     def module_name_for(self, path: Path) -> str:
         return self._importer.module_name_for(path)

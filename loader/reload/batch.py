@@ -17,8 +17,8 @@ from pathlib import Path
 from ..status import LoadErrorInfo, LoadErrorKind
 from .backend import LoadBackend
 from .discovery import SourceFinder
-from .disk import names_a_file
-from .file_state import FileRecord, SourceRead, read_source
+from .disk import IS_A_LINK, names_a_file, read_file_stat, read_unlinked_file
+from .file_state import FileRecord, SourceRead, source_read
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
 
@@ -92,6 +92,15 @@ def _look_at(
     if root is None:
         return
     is_init = path.name == "__init__.py"
+    if not is_init and sources.is_source(path, root):
+        read = read_unlinked_file(path)
+        if read != IS_A_LINK and backend.is_within_root(path, root, no_link=True):
+            if isinstance(read, (tuple, OSError)):
+                _take_read(plan, path, read)
+            elif record is not None and not record.is_removed:
+                gone(path, record)
+            return
+        # A link (or a folder that is one): where it leads is checked below.
     exists = names_a_file(path) and (is_init or sources.is_source(path, root))
     if exists and not backend.is_within_root(path, root):
         message = f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
@@ -159,16 +168,20 @@ def _add_dependents(
 
 def _read_into(plan: BatchPlan, path: Path) -> bool:
     """Read ``path`` into the plan; False if it vanished (an unreadable file counts as there)."""
-    try:
-        read = read_source(path)
-    except OSError as exc:
-        error = LoadErrorInfo(type(exc).__name__, str(exc), str(path), None, kind=LoadErrorKind.UNREADABLE)
-        plan.unreadable.append((path, error))
-        return True
+    read = read_file_stat(path)
     if read is None:
         return False
-    plan.present[path] = read
+    _take_read(plan, path, read)
     return True
+
+
+def _take_read(plan: BatchPlan, path: Path, read: tuple[bytes, os.stat_result] | OSError) -> None:
+    """Put what reading ``path`` gave into the plan: its content, or why it cannot be read."""
+    if isinstance(read, OSError):
+        error = LoadErrorInfo(type(read).__name__, str(read), str(path), None, kind=LoadErrorKind.UNREADABLE)
+        plan.unreadable.append((path, error))
+    else:
+        plan.present[path] = source_read(*read)
 
 
 def _pair_moves(

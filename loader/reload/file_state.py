@@ -22,6 +22,7 @@ is published (``loader.reload.events``).
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -31,7 +32,17 @@ from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
 from .disk import read_file_stat
 
-__all__ = ["EmptyGrace", "FileRecord", "Phase", "Plan", "SourceRead", "Step", "read_source", "stat_signature"]
+__all__ = [
+    "EmptyGrace",
+    "FileRecord",
+    "Phase",
+    "Plan",
+    "SourceRead",
+    "Step",
+    "read_source",
+    "source_read",
+    "stat_signature",
+]
 
 Signature = tuple[int, int, int]
 """A file's ``(inode, size, mtime_ns)``: changes whenever its content may have."""
@@ -111,7 +122,11 @@ def read_source(path: Path) -> SourceRead | None:
         return None
     if isinstance(read, OSError):
         raise read
-    data, st = read
+    return source_read(*read)
+
+
+def source_read(data: bytes, st: os.stat_result) -> SourceRead:
+    """The ``SourceRead`` of bytes read from an open file whose ``fstat`` is ``st``."""
     return SourceRead(data, (st.st_ino, st.st_size, st.st_mtime_ns), hashlib.sha256(data).hexdigest())
 
 

@@ -103,7 +103,7 @@ class ModuleNames:
             self._names[path] = name
         return name
 
-    def is_within_root(self, path: Path, root: Path) -> bool:
+    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
         """``is_within``, resolving links only where there are any.
 
         A path that is no link, under folders (between ``root`` and it) that are
@@ -111,7 +111,7 @@ class ModuleNames:
         few ``lstat`` calls answer (the folders' answers kept for the batch),
         where resolving every component of the path would cost dozens.
         """
-        if os.path.islink(path):
+        if not no_link and os.path.islink(path):
             return is_within(path, root)
         parent = path.parent
         plain = self._plain_dirs.get(parent)

@@ -11,6 +11,7 @@ so the loader's state has one writer.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -49,12 +50,14 @@ class ChangeScheduler:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._next_tick = 0.0
+        self._sleeping_until = -math.inf
+        """When the thread looks at its deadlines again by itself (-inf: it is not sleeping on them)."""
 
     def note(self, path: Path, delay: float) -> None:
         """Schedule ``path``; the latest event decides when it is due."""
         with self._cond:
-            self._due[path] = time.monotonic() + delay
-            self._cond.notify_all()
+            due = self._due[path] = time.monotonic() + delay
+            self._wake_for(due)
 
     def quiet_for(self, seconds: float) -> bool:
         """Whether nothing runs now and no path falls due within ``seconds`` (tests wait on this)."""
@@ -77,8 +80,8 @@ class ChangeScheduler:
         """
         with self._cond:
             if self._busy or self._tasks or self._stopping or self._thread is None:
-                self._due[path] = time.monotonic()
-                self._cond.notify_all()
+                due = self._due[path] = time.monotonic()
+                self._wake_for(due)
                 return
             now = time.monotonic()
             batch = {path, *(p for p, t in self._due.items() if t <= now)}
@@ -104,6 +107,16 @@ class ChangeScheduler:
         with self._cond:
             for path in paths:
                 self._due[path] = deadline
+            self._wake_for(deadline)
+
+    def _wake_for(self, due: float) -> None:
+        """Wake the thread for a path due at ``due`` only if it would sleep past that (``_cond`` held).
+
+        An editor's save sends a burst of events for one file, each rescheduling it a
+        little later: waking the thread for each only to sleep again costs the save a
+        GIL hand-over per event.
+        """
+        if due < self._sleeping_until:
             self._cond.notify_all()
 
     def submit(self, task: Callable[[], None]) -> None:
@@ -176,7 +189,10 @@ class ChangeScheduler:
                     wake = min(self._due.values(), default=now + self._tick_interval)
                     if self._tick is not None:
                         wake = min(wake, self._next_tick)
-                    self._cond.wait(max(wake - now, 0.0005))
+                    timeout = max(wake - now, 0.0005)
+                    self._sleeping_until = now + timeout
+                    self._cond.wait(timeout)
+                    self._sleeping_until = -math.inf
             try:
                 for task in tasks:
                     task()
