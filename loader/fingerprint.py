@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -81,25 +82,33 @@ class _Lines:
     """
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[object, str | None, bytes]] = {}
+        # Tools are held weakly: a replaced tool (and its module) must not outlive its last use here.
+        self._kept: dict[str, tuple[weakref.ref[object], str | None, bytes]] = {}
 
     def digest(self, tools: ToolSet, file_hashes: tuple[tuple[str, str | None], ...]) -> str:
         get = getattr(tools, "get", None)
         if not callable(get):
             return _digest(tools, file_hashes)
         kept = self._kept
-        now: dict[str, tuple[object, str | None, bytes]] = {}
+        now: dict[str, tuple[weakref.ref[object], str | None, bytes]] = {}
         digest = hashlib.sha256()
         for name, file_hash in file_hashes:
             tool = get(name)
             entry = kept.get(name)
-            if entry is None or entry[0] is not tool or entry[1] != file_hash:
-                spec = tool.tool_spec if tool is not None else None
-                if spec is not None and spec.get("name") != name:  # a spec named otherwise: as _digest
-                    return _digest(tools, file_hashes)
-                entry = (tool, file_hash, _line(name, spec, file_hash))
-            now[name] = entry
-            digest.update(entry[2])
+            if entry is not None and tool is not None and entry[0]() is tool and entry[1] == file_hash:
+                now[name] = entry
+                digest.update(entry[2])
+                continue
+            spec = tool.tool_spec if tool is not None else None
+            if spec is not None and spec.get("name") != name:  # a spec named otherwise: as _digest
+                return _digest(tools, file_hashes)
+            line = _line(name, spec, file_hash)
+            if tool is not None:
+                try:
+                    now[name] = (weakref.ref(tool), file_hash, line)
+                except TypeError:  # a tool that cannot be referenced weakly: its line is made each time
+                    pass
+            digest.update(line)
         self._kept = now
         return digest.hexdigest()
 

@@ -26,6 +26,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -146,8 +147,9 @@ class MCPToolServer:
         self._listen = ListenHandler(self._bus)
         self._legacy_sessions: dict[int, ServerSession] = {}
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
-        # Per protocol version: tool name -> (tool object, its MCP Tool), from the last listing built.
-        self._converted_tools: dict[str, dict[str, tuple[AgentTool, types.Tool]]] = {}
+        # Per protocol version: tool name -> (tool object, weakly, and its MCP Tool), from the last listing
+        # built; weakly, so a replaced tool (and its module) is not kept alive by a listing.
+        self._converted_tools: dict[str, dict[str, tuple[weakref.ref[AgentTool], types.Tool]]] = {}
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._fingerprints = GenerationFingerprints(loader)
@@ -232,17 +234,25 @@ class MCPToolServer:
         listing after it converts those alone, not the whole folder.
         """
         before = self._converted_tools.get(protocol_version, {})
-        now: dict[str, tuple[AgentTool, types.Tool]] = {}
+        now: dict[str, tuple[weakref.ref[AgentTool], types.Tool]] = {}
+        listing: list[types.Tool] = []
         for name in snapshot.names():
             tool = snapshot.get(name)
             if tool is None:
                 continue
             kept = before.get(name)
-            if kept is None or kept[0] is not tool:
-                kept = (tool, to_mcp_tool(tool.tool_spec, protocol_version=protocol_version))
-            now[name] = kept
+            if kept is not None and kept[0]() is tool:
+                converted = kept[1]
+                now[name] = kept
+            else:
+                converted = to_mcp_tool(tool.tool_spec, protocol_version=protocol_version)
+                try:
+                    now[name] = (weakref.ref(tool), converted)
+                except TypeError:  # a tool that cannot be referenced weakly is converted each time
+                    pass
+            listing.append(converted)
         self._converted_tools = {**self._converted_tools, protocol_version: now}
-        return [converted for _, converted in now.values()]
+        return listing
 
     async def _call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
