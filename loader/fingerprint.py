@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -61,9 +63,54 @@ def _digest(tools: ToolSet, file_hashes: tuple[tuple[str, str | None], ...]) -> 
     specs = {spec["name"]: spec for spec in tools.specs()}
     digest = hashlib.sha256()
     for name, file_hash in file_hashes:
-        digest.update(_canonical([name, specs.get(name), file_hash]))
-        digest.update(b"\n")
+        digest.update(_line(name, specs.get(name), file_hash))
     return digest.hexdigest()
+
+
+def _line(name: str, spec: ToolSpec | None, file_hash: str | None) -> bytes:
+    """One tool's share of the digest."""
+    return _canonical([name, spec, file_hash]) + b"\n"
+
+
+class _Lines:
+    """Each tool's digest line, kept while its tool object and file hash stay the same.
+
+    A reload replaces only the tools of the files it applied, so the next
+    fingerprint re-reads those specs alone (a spec is fixed per tool object,
+    as the listing caches assume too). Tool sets that cannot hand out their
+    tool objects (no ``get``) are digested whole.
+    """
+
+    def __init__(self) -> None:
+        # Tools are held weakly: a replaced tool (and its module) must not outlive its last use here.
+        self._kept: dict[str, tuple[weakref.ref[object], str | None, bytes]] = {}
+
+    def digest(self, tools: ToolSet, file_hashes: tuple[tuple[str, str | None], ...]) -> str:
+        get = getattr(tools, "get", None)
+        if not callable(get):
+            return _digest(tools, file_hashes)
+        kept = self._kept
+        now: dict[str, tuple[weakref.ref[object], str | None, bytes]] = {}
+        digest = hashlib.sha256()
+        for name, file_hash in file_hashes:
+            tool = get(name)
+            entry = kept.get(name)
+            if entry is not None and tool is not None and entry[0]() is tool and entry[1] == file_hash:
+                now[name] = entry
+                digest.update(entry[2])
+                continue
+            spec = tool.tool_spec if tool is not None else None
+            if spec is not None and spec.get("name") != name:  # a spec named otherwise: as _digest
+                return _digest(tools, file_hashes)
+            line = _line(name, spec, file_hash)
+            if tool is not None:
+                try:
+                    now[name] = (weakref.ref(tool), file_hash, line)
+                except TypeError:  # a tool that cannot be referenced weakly: its line is made each time
+                    pass
+            digest.update(line)
+        self._kept = now
+        return digest.hexdigest()
 
 
 class FingerprintCache:
@@ -77,6 +124,8 @@ class FingerprintCache:
     def __init__(self) -> None:
         # One attribute, swapped whole, so threads never pair a key with another key's value.
         self._cached: tuple[tuple[int, tuple[tuple[str, str | None], ...]], str] | None = None
+        self._lines = _Lines()
+        self._lock = threading.Lock()  # the per-tool lines are shared by every thread asking
 
     def __call__(self, tools: ToolSet, statuses: Iterable[FileStatus] = ()) -> str:
         """The fingerprint of ``tools`` (as ``tool_set_fingerprint``), cached per tool set."""
@@ -85,6 +134,7 @@ class FingerprintCache:
         cached = self._cached
         if cached is not None and cached[0] == key:
             return cached[1]
-        value = _digest(tools, file_hashes)
+        with self._lock:
+            value = self._lines.digest(tools, file_hashes)
         self._cached = (key, value)
         return value

@@ -95,3 +95,27 @@ def test_the_cache_follows_file_hashes_not_only_generations(tmp_path: Path) -> N
         assert with_hashes == loader.fingerprint() == cache(snapshot, loader.status())
     finally:
         loader.close()
+
+
+def test_the_cache_gives_the_whole_digest_after_each_change() -> None:
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return name
+
+    def shout(name: str) -> str:
+        """Shout at someone."""
+        return name
+
+    registry = ToolRegistry()
+    registry.register(FunctionTool(greet))
+    registry.register(FunctionTool(shout))
+    cache = FingerprintCache()
+    seen = {cache(registry.snapshot())}
+    assert cache(registry.snapshot()) == tool_set_fingerprint(registry.snapshot())
+    registry.replace(FunctionTool(shout, name="greet"))  # same object count, one spec changed
+    assert cache(registry.snapshot()) == tool_set_fingerprint(registry.snapshot())
+    seen.add(cache(registry.snapshot()))
+    registry.unregister("shout")
+    assert cache(registry.snapshot()) == tool_set_fingerprint(registry.snapshot())
+    seen.add(cache(registry.snapshot()))
+    assert len(seen) == 3

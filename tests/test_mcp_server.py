@@ -157,6 +157,25 @@ async def test_sdk_default_does_not_advertise_list_changed_to_handshake_clients(
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_repeated_listing_is_the_same_until_the_registry_changes(
+    server: MCPToolServer, registry: ToolRegistry, mode: str
+) -> None:
+    async with Client(server.server, mode=mode) as client, Client(server.server, mode=mode) as other:
+        first = await client.list_tools()
+        again = await client.list_tools()
+        elsewhere = await other.list_tools()
+        assert again == first and elsewhere == first
+        await in_thread(registry.unregister, "add")
+        after = await other.list_tools()
+        assert [tool.name for tool in after.tools] == [
+            tool.name for tool in first.tools if tool.name != "add"
+        ]
+        assert after.meta is not None and first.meta is not None
+        assert after.meta[FINGERPRINT_META_KEY] != first.meta[FINGERPRINT_META_KEY]
+        assert await client.list_tools() == after
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_list_tools_gives_every_spec(server: MCPToolServer, registry: ToolRegistry, mode: str) -> None:
     async with Client(server.server, mode=mode) as client:
         listed = (await client.list_tools()).tools

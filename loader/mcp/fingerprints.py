@@ -38,6 +38,9 @@ class GenerationFingerprints:
         self._loader = loader
         self._cache = FingerprintCache()
         self._settled: dict[int, str] = {}
+        # Without a loader a snapshot's fingerprint depends on the snapshot alone (immutable):
+        # the last one is kept, so a call or a listing between two reloads costs a lookup, not O(tools).
+        self._last: tuple[RegistrySnapshot, str] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         if loader is not None:
             self._settle()
@@ -46,11 +49,22 @@ class GenerationFingerprints:
     def __call__(self, snapshot: RegistrySnapshot) -> str:
         """The fingerprint of ``snapshot``: as recorded when it settled, else the best current estimate."""
         if self._loader is None:
-            return self._cache(snapshot)
+            last = self._last
+            if last is not None and last[0] is snapshot:
+                return last[1]
+            value = self._cache(snapshot)
+            self._last = (snapshot, value)
+            return value
         settled = self._settled.get(snapshot.generation)
         if settled is not None:
             return settled
         return self._cache(snapshot, self._loader.status(include_removed=False))
+
+    def ready(self, snapshot: RegistrySnapshot) -> str | None:
+        """The fingerprint of ``snapshot`` if nothing needs waiting for (else None: await ``settled``)."""
+        if self._loader is None:
+            return self(snapshot)
+        return self._settled.get(snapshot.generation)
 
     async def settled(self, snapshot: RegistrySnapshot) -> str:
         """The fingerprint of ``snapshot`` once its generation settled (at most ``SETTLE_TIMEOUT`` later)."""

@@ -26,6 +26,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -49,7 +50,8 @@ from ..registry_changes import RegistryChangeSet
 from ..registry_snapshot import RegistrySnapshot
 from ..types import AgentTool, new_tool_use_id
 from .fingerprints import GenerationFingerprints
-from .wire import FINGERPRINT_META_KEY, to_call_tool_result, to_mcp_tool
+from .listing import ListingCache
+from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
 
 if TYPE_CHECKING:
     from ..reload.loader import ToolLoader
@@ -88,11 +90,6 @@ class CallRecord:
     outcome: CallOutcome
     seconds: float
     fingerprint: str
-
-
-def _in_name_order(snapshot: RegistrySnapshot) -> list[AgentTool]:
-    """The snapshot's tools sorted by name, so every listing is stable."""
-    return [tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None]
 
 
 class _ListChangedServer(Server[dict[str, Any]]):
@@ -150,6 +147,11 @@ class MCPToolServer:
         self._listen = ListenHandler(self._bus)
         self._legacy_sessions: dict[int, ServerSession] = {}
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
+        # Per protocol version: tool name -> (tool object, weakly, and its MCP Tool), from the last listing
+        # built; weakly, so a replaced tool (and its module) is not kept alive by a listing.
+        self._converted_tools: dict[str, dict[str, tuple[weakref.ref[AgentTool], types.Tool]]] = {}
+        # Per registry generation: tool name -> whether a lone text result is also structured content.
+        self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._fingerprints = GenerationFingerprints(loader)
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
@@ -162,9 +164,13 @@ class MCPToolServer:
             lifespan=self._lifespan,
             cache_hints={"tools/list": CacheHint(ttl_ms=0)},
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
             on_subscriptions_listen=self._listen,
         )
+        # Registered as a plain request handler: it returns the result's wire form (a dict), which the
+        # SDK validates against the protocol version's result schema before sending, as it does a model.
+        self._server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self._listing = ListingCache(registry, self._fingerprints)
+        self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
         )
@@ -209,22 +215,48 @@ class MCPToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        snapshot = self._registry.snapshot()
+        snapshot = self._listing.pinned()
         key = (snapshot.generation, ctx.protocol_version)
         tools = self._listing_cache.get(key)
         if tools is None:
             # Built once per registry generation and protocol version: a listing between two
             # reloads costs no spec copies and no conversions.
-            specs = [tool.tool_spec for tool in _in_name_order(snapshot)]
-            tools = [to_mcp_tool(spec, protocol_version=ctx.protocol_version) for spec in specs]
+            tools = self._converted(snapshot, ctx.protocol_version)
             self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
             self._listing_cache[key] = tools
         meta = {FINGERPRINT_META_KEY: await self._fingerprints.settled(snapshot)}
         return types.ListToolsResult(tools=list(tools), _meta=meta)
 
+    def _converted(self, snapshot: RegistrySnapshot, protocol_version: str) -> list[types.Tool]:
+        """The snapshot's tools as MCP ``Tool`` s; a tool object the last listing converted is reused.
+
+        A reload replaces only the tools of the files it applied, so the first
+        listing after it converts those alone, not the whole folder.
+        """
+        before = self._converted_tools.get(protocol_version, {})
+        now: dict[str, tuple[weakref.ref[AgentTool], types.Tool]] = {}
+        listing: list[types.Tool] = []
+        for name in snapshot.names():
+            tool = snapshot.get(name)
+            if tool is None:
+                continue
+            kept = before.get(name)
+            if kept is not None and kept[0]() is tool:
+                converted = kept[1]
+                now[name] = kept
+            else:
+                converted = to_mcp_tool(tool.tool_spec, protocol_version=protocol_version)
+                try:
+                    now[name] = (weakref.ref(tool), converted)
+                except TypeError:  # a tool that cannot be referenced weakly is converted each time
+                    pass
+            listing.append(converted)
+        self._converted_tools = {**self._converted_tools, protocol_version: now}
+        return listing
+
     async def _call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         snapshot = self._registry.snapshot()
         tool = snapshot.get(params.name)
@@ -232,27 +264,44 @@ class MCPToolServer:
         result = await ainvoke_nonblocking(
             snapshot, params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
         )
-        fingerprint = await self._fingerprints.settled(snapshot)
-        spec = tool.tool_spec if tool is not None else None
-        answer = to_call_tool_result(
-            result, spec, protocol_version=ctx.protocol_version, meta={FINGERPRINT_META_KEY: fingerprint}
+        fingerprint = self._fingerprints.ready(snapshot)
+        if fingerprint is None:
+            fingerprint = await self._fingerprints.settled(snapshot)
+        answer = call_tool_wire(
+            result,
+            text_structured=tool is not None and self._structured_text(snapshot, tool),
+            protocol_version=ctx.protocol_version,
+            meta={FINGERPRINT_META_KEY: fingerprint},
         )
-        if tool is None:
-            outcome = CallOutcome.UNKNOWN_TOOL
-        else:
-            outcome = CallOutcome.ERROR if answer.is_error else CallOutcome.SUCCESS
-        record = CallRecord(
-            tool.tool_name if tool is not None else params.name,
-            outcome,
-            time.perf_counter() - started,
-            fingerprint,
-        )
-        for listener in self._call_listeners:
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("listener=<%r> | call listener raised", listener)
+        if self._call_listeners:
+            if tool is None:
+                outcome = CallOutcome.UNKNOWN_TOOL
+            else:
+                outcome = CallOutcome.ERROR if answer["isError"] else CallOutcome.SUCCESS
+            record = CallRecord(
+                tool.tool_name if tool is not None else params.name,
+                outcome,
+                time.perf_counter() - started,
+                fingerprint,
+            )
+            for listener in self._call_listeners:
+                try:
+                    listener(record)
+                except Exception:
+                    logger.exception("listener=<%r> | call listener raised", listener)
         return answer
+
+    def _structured_text(self, snapshot: RegistrySnapshot, tool: AgentTool) -> bool:
+        """``text_is_structured`` of the tool's spec, worked out once per tool and registry generation."""
+        generation, flags = self._text_structured
+        if generation != snapshot.generation:
+            flags = {}
+            self._text_structured = (snapshot.generation, flags)
+        name = tool.tool_name
+        flag = flags.get(name)
+        if flag is None:
+            flag = flags[name] = text_is_structured(tool.tool_spec)
+        return flag
 
     async def _client_initialized(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.NotificationParams

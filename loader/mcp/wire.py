@@ -19,7 +19,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..types import JSONSchema, ToolResult, ToolResultContent, ToolSpec
 
-__all__ = ["FINGERPRINT_META_KEY", "finite_json", "to_call_tool_result", "to_mcp_tool"]
+__all__ = [
+    "FINGERPRINT_META_KEY",
+    "call_tool_wire",
+    "finite_json",
+    "text_is_structured",
+    "to_call_tool_result",
+    "to_mcp_tool",
+]
 
 FINGERPRINT_META_KEY = "tool-loader/fingerprint"
 """The ``_meta`` key carrying the tool-set fingerprint on ``tools/list`` and ``tools/call`` results."""
@@ -91,15 +98,13 @@ def _base64(data: Any) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 
-def _image_block(image: Any) -> types.ImageContent:
+def _image_block(image: Any) -> dict[str, Any]:
     fmt = str(image.get("format", "png")).lower()
     mime = "image/jpeg" if fmt in ("jpg", "jpeg") else f"image/{fmt}"
-    return types.ImageContent(
-        type="image", data=_base64(image.get("source", {}).get("bytes", b"")), mime_type=mime
-    )
+    return {"type": "image", "data": _base64(image.get("source", {}).get("bytes", b"")), "mimeType": mime}
 
 
-def _document_block(document: Any) -> types.EmbeddedResource:
+def _document_block(document: Any) -> dict[str, Any]:
     """A document as an embedded resource: text formats as text, the rest as a base64 blob."""
     fmt = str(document.get("format", "txt")).lower()
     name = str(document.get("name") or "document")
@@ -107,28 +112,67 @@ def _document_block(document: Any) -> types.EmbeddedResource:
     raw = document.get("source", {}).get("bytes", b"")
     if fmt in _TEXT_DOCUMENT_FORMATS:
         text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8", errors="replace")
-        contents: types.TextResourceContents | types.BlobResourceContents = types.TextResourceContents(
-            uri=uri, mime_type=_TEXT_DOCUMENT_FORMATS[fmt], text=text
-        )
+        contents = {"uri": uri, "mimeType": _TEXT_DOCUMENT_FORMATS[fmt], "text": text}
     else:
-        contents = types.BlobResourceContents(
-            uri=uri,
-            mime_type=_BINARY_DOCUMENT_FORMATS.get(fmt, "application/octet-stream"),
-            blob=_base64(raw),
-        )
-    return types.EmbeddedResource(type="resource", resource=contents)
+        mime = _BINARY_DOCUMENT_FORMATS.get(fmt, "application/octet-stream")
+        contents = {"uri": uri, "mimeType": mime, "blob": _base64(raw)}
+    return {"type": "resource", "resource": contents}
 
 
-def _content_block(block: ToolResultContent) -> types.ContentBlock:
+def _content_block(block: ToolResultContent) -> dict[str, Any]:
     if "text" in block:
-        return types.TextContent(type="text", text=str(block["text"]))
+        return {"type": "text", "text": str(block["text"])}
     if "json" in block:
-        return types.TextContent(type="text", text=_json_text(block["json"]))
+        return {"type": "text", "text": _json_text(block["json"])}
     if "image" in block:
         return _image_block(block["image"])
     if "document" in block:
         return _document_block(block["document"])
-    return types.TextContent(type="text", text=_json_text(block))
+    return {"type": "text", "text": _json_text(block)}
+
+
+def text_is_structured(spec: ToolSpec | None) -> bool:
+    """Whether a lone text result of this tool is also its structured content (a non-object output schema).
+
+    Computed once per tool and registry generation by the server (``call_tool_wire``'s ``text_structured``).
+    """
+    if spec is None:
+        return False
+    output_schema = _schema(spec.get("outputSchema"))
+    return output_schema is not None and not _object_rooted(output_schema)
+
+
+def call_tool_wire(
+    result: ToolResult,
+    *,
+    text_structured: bool,
+    protocol_version: str,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``ToolResult`` as the wire form (camelCase JSON object) of an MCP ``CallToolResult``.
+
+    The mapping of ``to_call_tool_result``, without building the model: the
+    server hands this dict to the SDK, which validates it against the
+    protocol version's result schema before it is sent. ``text_structured``
+    is ``text_is_structured(spec)`` of the tool that ran.
+    """
+    blocks = result.get("content") or []
+    is_error = result.get("status") == "error"
+    wire: dict[str, Any] = {"content": [_content_block(block) for block in blocks], "isError": is_error}
+    structured: Any = None
+    json_values = [block["json"] for block in blocks if "json" in block]
+    if len(json_values) == 1:
+        structured = finite_json(json_values[0])
+    elif text_structured and not is_error and not json_values and len(blocks) == 1 and "text" in blocks[0]:
+        structured = blocks[0]["text"]
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS and not isinstance(structured, dict):
+        structured = None
+    if structured is not None:
+        wire["structuredContent"] = structured
+    if meta is not None:
+        wire["_meta"] = meta
+    wire["resultType"] = "complete"  # what the model defaults to; handshake-era versions drop it
+    return wire
 
 
 def to_call_tool_result(
@@ -145,18 +189,7 @@ def to_call_tool_result(
     Handshake-era versions only carry an object as structured content.
     ``meta`` becomes the result's ``_meta``.
     """
-    blocks = result.get("content") or []
-    content = [_content_block(block) for block in blocks]
-    is_error = result.get("status") == "error"
-    structured: Any = None
-    json_values = [block["json"] for block in blocks if "json" in block]
-    if len(json_values) == 1:
-        structured = finite_json(json_values[0])
-    elif not is_error and not json_values and spec is not None:
-        output_schema = _schema(spec.get("outputSchema"))
-        texts = [block["text"] for block in blocks if "text" in block]
-        if output_schema is not None and not _object_rooted(output_schema) and len(texts) == 1 == len(blocks):
-            structured = texts[0]
-    if protocol_version not in MODERN_PROTOCOL_VERSIONS and not isinstance(structured, dict):
-        structured = None
-    return types.CallToolResult(content=content, structured_content=structured, is_error=is_error, _meta=meta)
+    wire = call_tool_wire(
+        result, text_structured=text_is_structured(spec), protocol_version=protocol_version, meta=meta
+    )
+    return types.CallToolResult.model_validate(wire)
