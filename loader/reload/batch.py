@@ -19,6 +19,7 @@ from .backend import LoadBackend
 from .discovery import SourceFinder
 from .disk import names_a_file
 from .file_state import FileRecord, SourceRead, read_source
+from .path_order import sorted_paths
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
 
@@ -68,7 +69,7 @@ def plan_batch(
     plan = BatchPlan()
     changed_modules: list[str] = []
     gone = functools.partial(_gone, plan, changed_modules, grace=disappear_grace, now=now)
-    for path in sorted(paths):
+    for path in sorted_paths(paths):
         _look_at(plan, path, records.get(path), backend, sources, changed_modules, gone)
     _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
     for path, read in plan.present.items():
@@ -266,6 +267,6 @@ def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
                 visit(names[dep], depth + 1)
         ordered.append(path)
 
-    for path in sorted(names.values()):
+    for path in sorted_paths(names.values()):
         visit(path, 0)
     return ordered

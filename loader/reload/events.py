@@ -23,6 +23,7 @@ from ..spec_severity import SpecChange, SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .backend import LoadBackend
 from .file_state import FileRecord, Phase
+from .path_order import path_key
 
 __all__ = [
     "Announcer",
@@ -83,7 +84,7 @@ def derive_events(
     statuses: dict[Path, FileStatus] = {}
     events: list[LoaderEvent] = []
     moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
-    for path, outcome in sorted(outcomes.items()):
+    for path, outcome in sorted(outcomes.items(), key=lambda item: path_key(item[0])):
         status = file_status(records[path], owner_of, failing_of(records[path]))
         if status == outcome.before:
             continue

@@ -44,6 +44,7 @@ from .file_state import FileRecord
 from .file_steps import FileSteps
 from .imports import ImportRunner
 from .ownership import NameOwnership
+from .path_order import path_key, sorted_paths
 from .reconcile import Reconciler
 from .roots import root_as_given
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
@@ -164,7 +165,7 @@ class ToolLoader:
         finally:
             if collecting:
                 gc.enable()
-        files = tuple(self._statuses[p] for p in sorted(paths) if p in self._statuses)
+        files = tuple(self._statuses[p] for p in sorted_paths(paths) if p in self._statuses)
         return ScanReport(files=files, seconds=time.perf_counter() - started)
 
     def start(self) -> None:
@@ -229,7 +230,7 @@ class ToolLoader:
 
     def status(self, *, include_removed: bool = True) -> list[FileStatus]:
         """One record per source file seen, sorted by path."""
-        shown = sorted(self._statuses.items())
+        shown = sorted(self._statuses.items(), key=lambda item: path_key(item[0]))
         return [s for _, s in shown if include_removed or s.state is not FileState.REMOVED]
 
     def fingerprint(self) -> str:

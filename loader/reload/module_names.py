@@ -89,11 +89,12 @@ class ModuleNames:
             return self._names[path]
         except KeyError:
             pass
+        text = str(path)
         root = self.root_of(path)
         if root is None:
             raise ValueError(f"{path} is not inside a watched folder")
-        relative = path.relative_to(root)
-        parts = list(relative.parts)
+        relative = text[len(str(root)) :].lstrip(os.sep)  # root_of matched ``text`` as root + sep + rest
+        parts = relative.split(os.sep) if relative else []
         if parts and parts[-1].endswith(".py"):
             parts[-1] = parts[-1][:-3]
         if parts and parts[-1] == "__init__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 __all__ = ["is_default_tool_source", "is_ignored_dir"]
@@ -27,8 +28,11 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
         return False
     if name.startswith((".", "#", "~")) or any(marker in name for marker in _EDITOR_MARKERS):
         return False
-    try:
-        relative = path.relative_to(root)
-    except ValueError:
+    # ``path.relative_to(root)``, as strings: this runs for every file of every scan.
+    text, base = os.path.normcase(str(path)), os.path.normcase(str(root))
+    if text == base:
+        return True
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not text.startswith(prefix):
         return False
-    return not any(is_ignored_dir(part) for part in relative.parts[:-1])
+    return not any(is_ignored_dir(part) for part in text[len(prefix) :].split(os.sep)[:-1])
