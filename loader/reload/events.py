@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 Notify = Callable[..., None]
 """Calls a pluggy notification hook by name, logging (never raising) a plugin's failure."""
+PathOf = Callable[[str], Path]
+"""Turns a registry change's ``source`` back into the file's path."""
 
 _STATE_OF_PHASE = {
     Phase.LOADED: FileState.LOADED,
@@ -178,16 +180,24 @@ _UNCHANGED = SpecChange()
 _TOOL_ADDED = SpecChange(SpecChangeKind.ADDITIVE, ("tool added",), (SpecChangeKind.ADDITIVE,))
 
 
-def note_spec_changes(records: Mapping[Path, FileRecord], committed: RegistryChangeSet | None) -> None:
+def note_spec_changes(
+    records: Mapping[Path, FileRecord], committed: RegistryChangeSet | None, path_of: PathOf = Path
+) -> None:
     """Keep on each file's record how its tools' specs changed in this commit (until its next one)."""
-    for source, spec_changes in spec_changes_by_file(committed).items():
+    for source, spec_changes in spec_changes_by_file(committed, path_of).items():
         record = records.get(source)
         if record is not None:
             record.spec_changes = tuple(sorted(spec_changes, key=lambda item: item[0]))
 
 
-def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list[tuple[str, SpecChange]]]:
-    """How each committed tool's spec changed, grouped by the file it comes from (or came from)."""
+def spec_changes_by_file(
+    committed: RegistryChangeSet | None, path_of: PathOf = Path
+) -> dict[Path, list[tuple[str, SpecChange]]]:
+    """How each committed tool's spec changed, grouped by the file it comes from (or came from).
+
+    ``path_of`` turns a change's ``source`` back into its path (the loader passes the
+    paths it already holds: parsing thousands of ``Path`` s costs more than the rest).
+    """
     by_file: dict[Path, list[tuple[str, SpecChange]]] = {}
     for change in committed.changes if committed is not None else ():
         if change.source is None:
@@ -199,16 +209,18 @@ def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list
             spec_change = _UNCHANGED if old_spec == new_spec else compare_specs(old_spec, new_spec)
         else:
             spec_change = _TOOL_ADDED if change.kind is ChangeKind.ADDED else _TOOL_REMOVED
-        by_file.setdefault(Path(change.source), []).append((change.name, spec_change))
+        by_file.setdefault(path_of(change.source), []).append((change.name, spec_change))
     return by_file
 
 
-def notify_registry_changes(notify: Callable[..., None], change_set: RegistryChangeSet | None) -> None:
+def notify_registry_changes(
+    notify: Callable[..., None], change_set: RegistryChangeSet | None, path_of: PathOf = Path
+) -> None:
     """Call the ``tool_loader_tool_*`` hooks for what the registry actually committed."""
     if change_set is None:
         return
     for change in change_set.changes:
-        where = Path(change.source) if change.source is not None else Path("?")
+        where = path_of(change.source) if change.source is not None else Path("?")
         kwargs: dict[str, Any]
         if change.kind is ChangeKind.ADDED:
             notify("tool_loader_tool_added", tool=change.tool, path=where)
@@ -245,9 +257,10 @@ class Announcer:
         committed: RegistryChangeSet | None,
         events: list[LoaderEvent],
         outcomes: Mapping[Path, FileOutcome],
+        path_of: PathOf = Path,
     ) -> None:
         """Registry hooks from the committed change set, then each event to hooks and listeners."""
-        notify_registry_changes(self._notify, committed)
+        notify_registry_changes(self._notify, committed, path_of)
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)

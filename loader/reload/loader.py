@@ -313,14 +313,19 @@ class ToolLoader:
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
         decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
-        note_spec_changes(self._records, committed)
         for key in decided.names:
             involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claimants(key)}
             for path in involved:
                 if path is not None and path not in outcomes:
                     outcomes[path] = FileOutcome(self._statuses.get(path))
+        known = {str(path): path for path in outcomes}
+
+        def path_of(source: str) -> Path:
+            return known.get(source) or Path(source)
+
+        note_spec_changes(self._records, committed, path_of)
         failing = functools.partial(failing_helpers, self._backend, self._by_module, self._records)
         changed, events = derive_events(outcomes, self._records, self._ownership.owner, failing)
         self._statuses = self._statuses.update(changed)
         self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
-        self._announcer.announce(committed, events, outcomes)
+        self._announcer.announce(committed, events, outcomes, path_of)
