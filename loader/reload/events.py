@@ -77,11 +77,14 @@ def derive_events(
     records: Mapping[Path, FileRecord],
     owner_of: Callable[[str], Path | None],
     failing_of: Callable[[FileRecord], tuple[Path, ...]] = lambda record: (),
+    *,
+    with_events: bool = True,
 ) -> tuple[dict[Path, FileStatus], list[LoaderEvent]]:
     """The new status of every file of a batch whose status changed, and its event.
 
     A move is one ``MOVED`` event for the new path; the old path's status
-    becomes ``removed`` without an event of its own.
+    becomes ``removed`` without an event of its own. Without ``with_events``
+    (nobody would hear them) only the statuses are worked out.
     """
     statuses: dict[Path, FileStatus] = {}
     events: list[LoaderEvent] = []
@@ -91,7 +94,7 @@ def derive_events(
         if status == outcome.before:
             continue
         statuses[path] = status
-        if path in moved_away:
+        if path in moved_away or not with_events:
             continue
         event = event_for(status, outcome.before, outcome.duration)
         if outcome.moved_from is not None and event.kind is LoaderEventKind.ADDED:
@@ -233,13 +236,22 @@ def notify_registry_changes(
             notify("tool_loader_tool_removed", **kwargs)
 
 
+_EVENT_HOOKS = ("tool_loader_file_status_changed", "tool_loader_load_failed")
+"""The hooks ``Announcer.announce`` calls with file events."""
+
+
 class Announcer:
     """Hands a batch's outcome to plugins and subscribers, in one order: registry hooks, then file events."""
 
-    def __init__(self, notify: Notify) -> None:
+    def __init__(self, notify: Notify, hooked: Callable[[str], bool] = lambda hook: True) -> None:
         self._notify = notify
+        self._hooked = hooked
         self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
         self._lock = threading.Lock()
+
+    def wants_events(self) -> bool:
+        """Whether a file event would reach anyone: a subscriber, or a plugin's file hook."""
+        return bool(self._listeners) or any(self._hooked(hook) for hook in _EVENT_HOOKS)
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""

@@ -96,7 +96,10 @@ class ToolLoader:
         self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
         self._published: tuple[RegistrySnapshot, Map[Path, FileStatus]] = (self.registry.snapshot(), Map())
         self._fingerprints = FingerprintCache()
-        self._announcer = Announcer(lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs))
+        self._announcer = Announcer(
+            lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
+            hooked=lambda hook: bool(getattr(self.plugin_manager.hook, hook).get_hookimpls()),
+        )
         self._apply_lock = threading.RLock()
         self._scheduler = ChangeScheduler(
             self._apply, tick=lambda: self._reconciler.supervise(), tick_interval=config.supervise_interval
@@ -319,7 +322,13 @@ class ToolLoader:
 
         note_spec_changes(self._records, committed, path_of)
         failing = functools.partial(failing_helpers, self._backend, self._by_module, self._records)
-        changed, events = derive_events(outcomes, self._records, self._ownership.owner, failing)
+        changed, events = derive_events(
+            outcomes,
+            self._records,
+            self._ownership.owner,
+            failing,
+            with_events=self._announcer.wants_events(),
+        )
         self._statuses = self._statuses.update(changed)
         self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
         self._announcer.announce(committed, events, outcomes, path_of)
