@@ -254,7 +254,8 @@ def _match_moves(
 
 def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
     """Dependencies first (by what each module imported last time), then by path."""
-    names = {backend.module_name_for(p): p for p in paths}
+    module_of = {p: backend.module_name_for(p) for p in paths}
+    names = {name: p for p, name in module_of.items()}
     ordered: list[Path] = []
     seen: set[Path] = set()
 
@@ -262,7 +263,8 @@ def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
         if path in seen or depth > _MAX_IMPORT_DEPTH:
             return
         seen.add(path)
-        for dep in sorted(backend.dependencies(backend.module_name_for(path))):
+        dependencies = backend.dependencies(module_of[path])
+        for dep in sorted(dependencies) if dependencies else ():
             if dep in names:
                 visit(names[dep], depth + 1)
         ordered.append(path)
