@@ -311,7 +311,7 @@ class ToolLoader:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
         decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
         for key in decided.names:
-            involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claimants(key)}
+            involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claiming(key)}
             for path in involved:
                 if path is not None and path not in outcomes:
                     outcomes[path] = FileOutcome(self._statuses.get(path))

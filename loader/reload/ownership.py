@@ -56,6 +56,10 @@ class NameOwnership:
         waiting = self._claimants.get(normalise_tool_name(name), {})
         return tuple(path for _, path in sorted((order, path) for path, order in waiting.items()))
 
+    def claiming(self, name: str) -> Iterable[Path]:
+        """Every file claiming ``name``, in no particular order (``claimants`` sorts them)."""
+        return self._claimants.get(normalise_tool_name(name), {}).keys()
+
     def claim(self, path: Path, names: Iterable[str]) -> None:
         """``path`` now defines exactly ``names``; names it already claimed keep their order."""
         old = self._claims.get(path, {})
