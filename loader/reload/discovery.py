@@ -125,10 +125,9 @@ class SourceFinder:
 
     def is_source(self, path: Path, root: Path) -> bool:
         """The plugins' verdict on ``path`` (remembered)."""
-        try:
-            return self._verdicts[path]
-        except KeyError:
-            pass
+        known = self._verdicts.get(path)  # not try/except: a scan asks about every new path once
+        if known is not None:
+            return known
         caller = self._manager.hook.tool_loader_is_tool_source
         implementations = caller.get_hookimpls()
         if len(implementations) == 1 and implementations[0].plugin_name == _BUILTIN_SOURCE_RULE:

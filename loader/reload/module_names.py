@@ -85,10 +85,9 @@ class ModuleNames:
 
     def module_name_for(self, path: Path) -> str:
         """The private module name of a file (or package folder) inside a watched folder."""
-        try:
-            return self._names[path]
-        except KeyError:
-            pass
+        known = self._names.get(path)
+        if known is not None:
+            return known
         text = str(path)
         root = self.root_of(path)
         if root is None:
