@@ -172,10 +172,12 @@ class ToolLoader:
         self._watching = True
         self._watcher.start()
         self._scheduler.start()
+        watched = [root for root in self.paths if self._watcher.ensure_watch(root)]
+        # Every thread is up before any of them has work: a thread start while another is busy
+        # costs the caller a GIL switch interval. The reconcile covers the scan-to-watch gap.
         self._reconciler.start()
-        for root in self.paths:
-            if self._watcher.ensure_watch(root):
-                self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
+        for root in watched:
+            self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
 
     def stop(self) -> None:
         """Stop watching and let idle threads go, import threads included.
