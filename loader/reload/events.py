@@ -107,6 +107,8 @@ def failing_helpers(
     backend: LoadBackend, modules: Mapping[str, Path], records: Mapping[Path, FileRecord], record: FileRecord
 ) -> tuple[Path, ...]:
     """The helpers ``record`` imports, at any depth, whose latest load failed or is stuck."""
+    if not backend.dependencies(record.module_name):
+        return ()  # most tool files import no helper
     seen: set[str] = set()
     stack = [record.module_name]
     failing: list[Path] = []
@@ -190,7 +192,11 @@ def note_spec_changes(
     for source, spec_changes in spec_changes_by_file(committed, path_of).items():
         record = records.get(source)
         if record is not None:
-            record.spec_changes = tuple(sorted(spec_changes, key=lambda item: item[0]))
+            record.spec_changes = (
+                tuple(spec_changes)
+                if len(spec_changes) == 1
+                else tuple(sorted(spec_changes, key=lambda item: item[0]))
+            )
 
 
 def spec_changes_by_file(

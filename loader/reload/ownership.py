@@ -87,7 +87,12 @@ class NameOwnership:
         before = {key: self._owners[key] for key in affected if key in self._owners}
         for key in affected:
             waiting = self._claimants.get(key, {})
-            owner = choose_owner(self._owners.get(key), ((order, path) for path, order in waiting.items()))
+            if len(waiting) == 1:  # most names: one claimant owns it, whoever owned it before
+                owner: Path | None = next(iter(waiting))
+            else:
+                owner = choose_owner(
+                    self._owners.get(key), ((order, path) for path, order in waiting.items())
+                )
             if owner is None:
                 self._owners.pop(key, None)
             else:
