@@ -19,6 +19,7 @@ from .backend import LoadBackend
 from .discovery import SourceFinder
 from .disk import IS_A_LINK, names_a_file, read_file_stat, read_unlinked_file
 from .file_state import FileRecord, SourceRead, source_read
+from .path_order import sorted_paths
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
 
@@ -68,7 +69,7 @@ def plan_batch(
     plan = BatchPlan()
     changed_modules: list[str] = []
     gone = functools.partial(_gone, plan, changed_modules, grace=disappear_grace, now=now)
-    for path in sorted(paths):
+    for path in sorted_paths(paths):
         _look_at(plan, path, records.get(path), backend, sources, changed_modules, gone)
     _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
     for path, read in plan.present.items():
@@ -266,7 +267,8 @@ def _match_moves(
 
 def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
     """Dependencies first (by what each module imported last time), then by path."""
-    names = {backend.module_name_for(p): p for p in paths}
+    module_of = {p: backend.module_name_for(p) for p in paths}
+    names = {name: p for p, name in module_of.items()}
     ordered: list[Path] = []
     seen: set[Path] = set()
 
@@ -274,11 +276,12 @@ def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
         if path in seen or depth > _MAX_IMPORT_DEPTH:
             return
         seen.add(path)
-        for dep in sorted(backend.dependencies(backend.module_name_for(path))):
+        dependencies = backend.dependencies(module_of[path])
+        for dep in sorted(dependencies) if dependencies else ():
             if dep in names:
                 visit(names[dep], depth + 1)
         ordered.append(path)
 
-    for path in sorted(names.values()):
+    for path in sorted_paths(names.values()):
         visit(path, 0)
     return ordered

@@ -39,10 +39,10 @@ def commit_owners(
     unregistered again.
     """
     decided = ownership.settle()
+    serving = {key: serving_tool(key, ownership, records) for key in sorted(decided.names)}
     with registry.batch() as batch:
-        for key in sorted(decided.names):
+        for key, new_tool in serving.items():
             old_tool = registered.get(key)
-            new_tool = serving_tool(key, ownership, records)
             if old_tool is new_tool:
                 continue
             if old_tool is not None and (new_tool is None or old_tool.tool_name != new_tool.tool_name):
@@ -50,10 +50,9 @@ def commit_owners(
                     batch.unregister(old_tool.tool_name)
             if new_tool is not None:
                 batch.replace(new_tool, source=str(ownership.owner(key)))
-    for key in decided.names:
-        serving = serving_tool(key, ownership, records)
-        if serving is None:
+    for key, tool in serving.items():
+        if tool is None:
             registered.pop(key, None)
         else:
-            registered[key] = serving
+            registered[key] = tool
     return decided, batch.committed

@@ -23,13 +23,15 @@ from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
 from ..types import AgentTool
 from .config import LoaderConfig
-from .sources import is_ignored_dir
+from .sources import is_default_tool_source, is_ignored_dir
 
 __all__ = ["SourceFinder", "class_tool_args", "discover_tools", "make_plugin_manager", "notify_hook"]
 
 logger = logging.getLogger(__name__)
 
 _VERDICT_CACHE_LIMIT = 200_000
+_BUILTIN_SOURCE_RULE = "loader.plugins.sources"
+"""The built-in plugin whose ``tool_loader_is_tool_source`` is ``is_default_tool_source``."""
 
 
 def make_plugin_manager(
@@ -55,8 +57,11 @@ def make_plugin_manager(
 
 def notify_hook(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
     """Call a notification hook; a plugin's failure is logged, never raised into the loader."""
+    caller = getattr(manager.hook, hook_name)
+    if not caller.get_hookimpls():
+        return  # nobody listens: a batch of thousands of files skips thousands of empty calls
     try:
-        getattr(manager.hook, hook_name)(**kwargs)
+        caller(**kwargs)
     except Exception:
         logger.exception("hook=<%s> | plugin raised", hook_name)
 
@@ -120,11 +125,15 @@ class SourceFinder:
 
     def is_source(self, path: Path, root: Path) -> bool:
         """The plugins' verdict on ``path`` (remembered)."""
-        try:
-            return self._verdicts[path]
-        except KeyError:
-            pass
-        verdict = bool(self._manager.hook.tool_loader_is_tool_source(path=path, root=root))
+        known = self._verdicts.get(path)  # not try/except: a scan asks about every new path once
+        if known is not None:
+            return known
+        caller = self._manager.hook.tool_loader_is_tool_source
+        implementations = caller.get_hookimpls()
+        if len(implementations) == 1 and implementations[0].plugin_name == _BUILTIN_SOURCE_RULE:
+            verdict = is_default_tool_source(path, root)  # the built-in rule alone: no dispatch per file
+        else:
+            verdict = bool(caller(path=path, root=root))
         if len(self._verdicts) < _VERDICT_CACHE_LIMIT:
             self._verdicts[path] = verdict
         return verdict

@@ -103,14 +103,13 @@ def _read_open(fd: int, path: Path) -> tuple[bytes, os.stat_result] | OSError:
             return IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
         if not stat.S_ISREG(mode):
             return NotARegularFile(path, _kind(mode))
-        # Ask for one byte more than the size: a shorter answer is the whole file, in one call.
-        first = os.read(fd, st.st_size + 1)
-        if len(first) <= st.st_size:
-            return first, st
-        chunks = [first]
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks), st
+        # One read for the size fstat gave, plus a byte: a short read is the end of the file.
+        wanted = min(st.st_size, 1 << 20) + 1
+        chunks = [os.read(fd, wanted)]
+        if len(chunks[0]) == wanted:
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+        return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), st
     except OSError as exc:
         return exc
     finally:

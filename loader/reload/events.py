@@ -23,6 +23,7 @@ from ..spec_severity import SpecChange, SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .backend import LoadBackend
 from .file_state import FileRecord, Phase
+from .path_order import path_key
 
 __all__ = [
     "Announcer",
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 Notify = Callable[..., None]
 """Calls a pluggy notification hook by name, logging (never raising) a plugin's failure."""
+PathOf = Callable[[str], Path]
+"""Turns a registry change's ``source`` back into the file's path."""
 
 _STATE_OF_PHASE = {
     Phase.LOADED: FileState.LOADED,
@@ -74,21 +77,24 @@ def derive_events(
     records: Mapping[Path, FileRecord],
     owner_of: Callable[[str], Path | None],
     failing_of: Callable[[FileRecord], tuple[Path, ...]] = lambda record: (),
+    *,
+    with_events: bool = True,
 ) -> tuple[dict[Path, FileStatus], list[LoaderEvent]]:
     """The new status of every file of a batch whose status changed, and its event.
 
     A move is one ``MOVED`` event for the new path; the old path's status
-    becomes ``removed`` without an event of its own.
+    becomes ``removed`` without an event of its own. Without ``with_events``
+    (nobody would hear them) only the statuses are worked out.
     """
     statuses: dict[Path, FileStatus] = {}
     events: list[LoaderEvent] = []
     moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
-    for path, outcome in sorted(outcomes.items()):
+    for path, outcome in sorted(outcomes.items(), key=lambda item: path_key(item[0])):
         status = file_status(records[path], owner_of, failing_of(records[path]))
         if status == outcome.before:
             continue
         statuses[path] = status
-        if path in moved_away:
+        if path in moved_away or not with_events:
             continue
         event = event_for(status, outcome.before, outcome.duration)
         if outcome.moved_from is not None and event.kind is LoaderEventKind.ADDED:
@@ -101,6 +107,8 @@ def failing_helpers(
     backend: LoadBackend, modules: Mapping[str, Path], records: Mapping[Path, FileRecord], record: FileRecord
 ) -> tuple[Path, ...]:
     """The helpers ``record`` imports, at any depth, whose latest load failed or is stuck."""
+    if not backend.dependencies(record.module_name):
+        return ()  # most tool files import no helper
     seen: set[str] = set()
     stack = [record.module_name]
     failing: list[Path] = []
@@ -177,16 +185,28 @@ _UNCHANGED = SpecChange()
 _TOOL_ADDED = SpecChange(SpecChangeKind.ADDITIVE, ("tool added",), (SpecChangeKind.ADDITIVE,))
 
 
-def note_spec_changes(records: Mapping[Path, FileRecord], committed: RegistryChangeSet | None) -> None:
+def note_spec_changes(
+    records: Mapping[Path, FileRecord], committed: RegistryChangeSet | None, path_of: PathOf = Path
+) -> None:
     """Keep on each file's record how its tools' specs changed in this commit (until its next one)."""
-    for source, spec_changes in spec_changes_by_file(committed).items():
+    for source, spec_changes in spec_changes_by_file(committed, path_of).items():
         record = records.get(source)
         if record is not None:
-            record.spec_changes = tuple(sorted(spec_changes, key=lambda item: item[0]))
+            record.spec_changes = (
+                tuple(spec_changes)
+                if len(spec_changes) == 1
+                else tuple(sorted(spec_changes, key=lambda item: item[0]))
+            )
 
 
-def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list[tuple[str, SpecChange]]]:
-    """How each committed tool's spec changed, grouped by the file it comes from (or came from)."""
+def spec_changes_by_file(
+    committed: RegistryChangeSet | None, path_of: PathOf = Path
+) -> dict[Path, list[tuple[str, SpecChange]]]:
+    """How each committed tool's spec changed, grouped by the file it comes from (or came from).
+
+    ``path_of`` turns a change's ``source`` back into its path (the loader passes the
+    paths it already holds: parsing thousands of ``Path`` s costs more than the rest).
+    """
     by_file: dict[Path, list[tuple[str, SpecChange]]] = {}
     for change in committed.changes if committed is not None else ():
         if change.source is None:
@@ -198,16 +218,18 @@ def spec_changes_by_file(committed: RegistryChangeSet | None) -> dict[Path, list
             spec_change = _UNCHANGED if old_spec == new_spec else compare_specs(old_spec, new_spec)
         else:
             spec_change = _TOOL_ADDED if change.kind is ChangeKind.ADDED else _TOOL_REMOVED
-        by_file.setdefault(Path(change.source), []).append((change.name, spec_change))
+        by_file.setdefault(path_of(change.source), []).append((change.name, spec_change))
     return by_file
 
 
-def notify_registry_changes(notify: Callable[..., None], change_set: RegistryChangeSet | None) -> None:
+def notify_registry_changes(
+    notify: Callable[..., None], change_set: RegistryChangeSet | None, path_of: PathOf = Path
+) -> None:
     """Call the ``tool_loader_tool_*`` hooks for what the registry actually committed."""
     if change_set is None:
         return
     for change in change_set.changes:
-        where = Path(change.source) if change.source is not None else Path("?")
+        where = path_of(change.source) if change.source is not None else Path("?")
         kwargs: dict[str, Any]
         if change.kind is ChangeKind.ADDED:
             notify("tool_loader_tool_added", tool=change.tool, path=where)
@@ -220,13 +242,22 @@ def notify_registry_changes(notify: Callable[..., None], change_set: RegistryCha
             notify("tool_loader_tool_removed", **kwargs)
 
 
+_EVENT_HOOKS = ("tool_loader_file_status_changed", "tool_loader_load_failed")
+"""The hooks ``Announcer.announce`` calls with file events."""
+
+
 class Announcer:
     """Hands a batch's outcome to plugins and subscribers, in one order: registry hooks, then file events."""
 
-    def __init__(self, notify: Notify) -> None:
+    def __init__(self, notify: Notify, hooked: Callable[[str], bool] = lambda hook: True) -> None:
         self._notify = notify
+        self._hooked = hooked
         self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
         self._lock = threading.Lock()
+
+    def wants_events(self) -> bool:
+        """Whether a file event would reach anyone: a subscriber, or a plugin's file hook."""
+        return bool(self._listeners) or any(self._hooked(hook) for hook in _EVENT_HOOKS)
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
@@ -244,9 +275,10 @@ class Announcer:
         committed: RegistryChangeSet | None,
         events: list[LoaderEvent],
         outcomes: Mapping[Path, FileOutcome],
+        path_of: PathOf = Path,
     ) -> None:
         """Registry hooks from the committed change set, then each event to hooks and listeners."""
-        notify_registry_changes(self._notify, committed)
+        notify_registry_changes(self._notify, committed, path_of)
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)

@@ -92,6 +92,11 @@ class Plan:
     wait: float = 0.0
 
 
+_PLAN_LOAD, _PLAN_SKIP = Plan(Step.LOAD), Plan(Step.SKIP)
+_PLAN_KEEP_SERVING, _PLAN_DROP_TOOLS = Plan(Step.KEEP_SERVING), Plan(Step.DROP_TOOLS)
+"""The plans without a wait, made once (a scan plans every file)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceRead:
     """A file's bytes as read once for a batch, with their stat signature and hash."""
@@ -168,20 +173,20 @@ class FileRecord:
         grace = self.grace
         if grace is not None:
             if content_hash == self.content_hash and not forced:
-                return Plan(Step.KEEP_SERVING)
+                return _PLAN_KEEP_SERVING
             if content_hash == grace.content_hash:
                 waited = now - grace.since
                 if waited < grace_seconds:
                     return Plan(Step.WAIT, grace_seconds - waited)
-                return Plan(Step.DROP_TOOLS)
-            return Plan(Step.LOAD)
+                return _PLAN_DROP_TOOLS
+            return _PLAN_LOAD
         if forced:
-            return Plan(Step.LOAD)
+            return _PLAN_LOAD
         if content_hash == self.content_hash and self.phase is Phase.LOADED:
-            return Plan(Step.SKIP)
+            return _PLAN_SKIP
         if content_hash == self.attempted_hash and self.phase in (Phase.FAILED, Phase.STUCK, Phase.REJECTED):
-            return Plan(Step.SKIP)
-        return Plan(Step.LOAD)
+            return _PLAN_SKIP
+        return _PLAN_LOAD
 
     def gone_wait(self, now: float, grace_seconds: float) -> float | None:
         """Seconds the tools of this missing file still serve; None once the grace is over.

@@ -81,7 +81,8 @@ class FileSteps:
 
     def begin(self, path: Path, outcomes: dict[Path, FileOutcome]) -> FileRecord:
         """The file's record (a new one if unknown or removed), noting its status before this batch."""
-        outcomes.setdefault(path, FileOutcome(self._status_of(path)))
+        if path not in outcomes:
+            outcomes[path] = FileOutcome(self._status_of(path))
         record = self._records.get(path)
         if record is None or record.is_removed:
             root = self._backend.root_of(path)

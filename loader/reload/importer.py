@@ -171,6 +171,7 @@ class ToolImporter(ModuleNames):
         self._rdeps: dict[str, set[str]] = {}
         self._sibling_cache: dict[tuple[Path, str], tuple[tuple[int, int], str | None]] = {}
         self._folder_stamps: dict[Path, tuple[int, int] | None] = {}
+        self._folders: dict[str, Path] = {}
         self._fresh: dict[str, str] = {}
         self._replacing: dict[str, ModuleType] = {}
         self._running: dict[int, list[_Execution]] = {}
@@ -235,7 +236,7 @@ class ToolImporter(ModuleNames):
         parent = name.rpartition(".")[0]
         if parent in sys.modules and getattr(sys.modules[parent], "__file__", None):
             self._add_edge(name, parent)
-        module.__dict__["__builtins__"] = self._builtins_for(name, path.parent)
+        module.__dict__["__builtins__"] = self._builtins_for(name, self._folder_of(path))
         module.__dict__["__cached__"] = None
         text = _decode(source)
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
@@ -250,6 +251,17 @@ class ToolImporter(ModuleNames):
             running.remove(execution)
             if not running and self._running.get(thread_id) is running:
                 del self._running[thread_id]
+
+    def _folder_of(self, path: Path) -> Path:
+        """``path.parent``, as one object per folder: the import hook's caches are keyed by it, and a
+        fresh ``Path`` is hashed and compared part by part on every lookup."""
+        text = os.path.dirname(path)
+        folder = self._folders.get(text)
+        if folder is None:
+            if len(self._folders) >= _SIBLING_CACHE_LIMIT:
+                self._folders.clear()
+            folder = self._folders[text] = path.parent
+        return folder
 
     def _builtins_for(self, importer_name: str, directory: Path) -> dict[str, Any]:
         own_name = importer_name.rpartition(".")[2]

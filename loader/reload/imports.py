@@ -112,10 +112,11 @@ class ImportRunner:
                     path, record.module_name, read.data, read.digest, self._discover
                 )
             )
-            now = time.monotonic()
-            flight = _Flight(job, read.digest, now + self._timeout, time.time())
+            deadline, since = time.monotonic() + self._timeout, time.time()
             slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
-            job.wait(min(self._patience, self._timeout) if watching else self._timeout + slack)
+            if job.wait(min(self._patience, self._timeout) if watching else self._timeout + slack):
+                return self._finished(path, job)  # not in flight: nothing to land
+            flight = _Flight(job, read.digest, deadline, since)
         if flight.job.done:
             self._land(path)
             return self._finished(path, flight.job)

@@ -10,13 +10,14 @@ that commit (``events.py``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +45,7 @@ from .file_state import FileRecord
 from .file_steps import FileSteps
 from .imports import ImportRunner
 from .ownership import NameOwnership
+from .path_order import path_key, sorted_paths
 from .reconcile import Reconciler
 from .roots import root_as_given
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
@@ -94,7 +96,10 @@ class ToolLoader:
         self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
         self._published: tuple[RegistrySnapshot, Map[Path, FileStatus]] = (self.registry.snapshot(), Map())
         self._fingerprints = FingerprintCache()
-        self._announcer = Announcer(lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs))
+        self._announcer = Announcer(
+            lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
+            hooked=lambda hook: bool(getattr(self.plugin_manager.hook, hook).get_hookimpls()),
+        )
         self._apply_lock = threading.RLock()
         self._scheduler = ChangeScheduler(
             self._apply, tick=lambda: self._reconciler.supervise(), tick_interval=config.supervise_interval
@@ -150,21 +155,14 @@ class ToolLoader:
     def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanReport:
         """Load every tool file once; returns a report of every file's status."""
         started = time.perf_counter()
-        paths: set[Path] = set()
-        for root in self.paths:
-            paths.update(self._sources.list_sources(root))
-        paths.update(p for p, r in self._records.items() if not r.is_removed)
-        # Loading thousands of files makes millions of long-lived objects and hardly any
-        # garbage: the collector's full passes over them cost a fifth of a 10,000-file scan.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _collector_paused():
+            paths: set[Path] = set()
+            for root in self.paths:
+                paths.update(self._sources.list_sources(root))
+            paths.update(p for p, r in self._records.items() if not r.is_removed)
             with self._apply_lock:
                 self._apply(paths, progress=progress)
-        finally:
-            if collecting:
-                gc.enable()
-        files = tuple(self._statuses[p] for p in sorted(paths) if p in self._statuses)
+        files = tuple(self._statuses[p] for p in sorted_paths(paths) if p in self._statuses)
         return ScanReport(files=files, seconds=time.perf_counter() - started)
 
     def start(self) -> None:
@@ -174,10 +172,12 @@ class ToolLoader:
         self._watching = True
         self._watcher.start()
         self._scheduler.start()
+        watched = [root for root in self.paths if self._watcher.ensure_watch(root)]
+        # Every thread is up before any of them has work: a thread start while another is busy
+        # costs the caller a GIL switch interval. The reconcile covers the scan-to-watch gap.
         self._reconciler.start()
-        for root in self.paths:
-            if self._watcher.ensure_watch(root):
-                self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
+        for root in watched:
+            self._scheduler.submit(functools.partial(self._reconciler.reconcile, root))
 
     def stop(self) -> None:
         """Stop watching and let idle threads go, import threads included.
@@ -229,7 +229,7 @@ class ToolLoader:
 
     def status(self, *, include_removed: bool = True) -> list[FileStatus]:
         """One record per source file seen, sorted by path."""
-        shown = sorted(self._statuses.items())
+        shown = sorted(self._statuses.items(), key=lambda item: path_key(item[0]))
         return [s for _, s in shown if include_removed or s.state is not FileState.REMOVED]
 
     def fingerprint(self) -> str:
@@ -312,14 +312,49 @@ class ToolLoader:
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
         decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
-        note_spec_changes(self._records, committed)
         for key in decided.names:
-            involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claimants(key)}
+            involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claiming(key)}
             for path in involved:
                 if path is not None and path not in outcomes:
                     outcomes[path] = FileOutcome(self._statuses.get(path))
+        known = {str(path): path for path in outcomes}
+
+        def path_of(source: str) -> Path:
+            return known.get(source) or Path(source)
+
+        note_spec_changes(self._records, committed, path_of)
         failing = functools.partial(failing_helpers, self._backend, self._by_module, self._records)
-        changed, events = derive_events(outcomes, self._records, self._ownership.owner, failing)
+        changed, events = derive_events(
+            outcomes,
+            self._records,
+            self._ownership.owner,
+            failing,
+            with_events=self._announcer.wants_events(),
+        )
         self._statuses = self._statuses.update(changed)
         self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
-        self._announcer.announce(committed, events, outcomes)
+        self._announcer.announce(committed, events, outcomes, path_of)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Keep the cyclic garbage collector out of a scan, and what the scan made out of its young generations.
+
+    Loading thousands of files makes millions of long-lived objects and hardly any
+    garbage: the collector's passes over them cost a fifth of a 10,000-file scan.
+    Re-enabled as is, its next young collection would still walk every object the
+    scan made (150 ms after 10,000 files); moving them to the oldest generation
+    (``gc.freeze()`` then ``gc.unfreeze()``, no walk) leaves them to the full
+    collections that would visit them anyway. Skipped when something else keeps
+    objects frozen: unfreezing would hand those back to the collector too.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()

@@ -69,7 +69,7 @@ class ModuleNames:
         self._root_prefix = {root: f"{self.prefix}.{key}" for key, root in self._roots.items()}
         self._root_texts = [(root, str(root)) for root in self._roots.values()]
         self._names: dict[Path, str] = {}
-        self._plain_dirs: dict[Path, bool] = {}
+        self._plain_dirs: dict[str, bool] = {}
 
     def begin_batch(self) -> None:
         """Forget which folders were found free of links (one batch's answers)."""
@@ -85,15 +85,15 @@ class ModuleNames:
 
     def module_name_for(self, path: Path) -> str:
         """The private module name of a file (or package folder) inside a watched folder."""
-        try:
-            return self._names[path]
-        except KeyError:
-            pass
+        known = self._names.get(path)
+        if known is not None:
+            return known
+        text = str(path)
         root = self.root_of(path)
         if root is None:
             raise ValueError(f"{path} is not inside a watched folder")
-        relative = path.relative_to(root)
-        parts = list(relative.parts)
+        relative = text[len(str(root)) :].lstrip(os.sep)  # root_of matched ``text`` as root + sep + rest
+        parts = relative.split(os.sep) if relative else []
         if parts and parts[-1].endswith(".py"):
             parts[-1] = parts[-1][:-3]
         if parts and parts[-1] == "__init__":
@@ -113,13 +113,14 @@ class ModuleNames:
         """
         if not no_link and os.path.islink(path):
             return is_within(path, root)
-        parent = path.parent
-        plain = self._plain_dirs.get(parent)
+        folder = os.path.dirname(path)  # the key: a fresh ``path.parent`` costs more to hash and compare
+        plain = self._plain_dirs.get(folder)
         if plain is None:
+            parent = path.parent
             plain = parent == root or (
                 root in parent.parents and not os.path.islink(parent) and self.is_within_root(parent, root)
             )
-            self._plain_dirs[parent] = plain
+            self._plain_dirs[folder] = plain
         return plain or is_within(path, root)
 
     def owns(self, module_name: str) -> bool:

@@ -56,6 +56,10 @@ class NameOwnership:
         waiting = self._claimants.get(normalise_tool_name(name), {})
         return tuple(path for _, path in sorted((order, path) for path, order in waiting.items()))
 
+    def claiming(self, name: str) -> Iterable[Path]:
+        """Every file claiming ``name``, in no particular order (``claimants`` sorts them)."""
+        return self._claimants.get(normalise_tool_name(name), {}).keys()
+
     def claim(self, path: Path, names: Iterable[str]) -> None:
         """``path`` now defines exactly ``names``; names it already claimed keep their order."""
         old = self._claims.get(path, {})
@@ -83,7 +87,12 @@ class NameOwnership:
         before = {key: self._owners[key] for key in affected if key in self._owners}
         for key in affected:
             waiting = self._claimants.get(key, {})
-            owner = choose_owner(self._owners.get(key), ((order, path) for path, order in waiting.items()))
+            if len(waiting) == 1:  # most names: one claimant owns it, whoever owned it before
+                owner: Path | None = next(iter(waiting))
+            else:
+                owner = choose_owner(
+                    self._owners.get(key), ((order, path) for path, order in waiting.items())
+                )
             if owner is None:
                 self._owners.pop(key, None)
             else:

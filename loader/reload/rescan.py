@@ -135,8 +135,12 @@ class Rescanner:
         if self._thread is not None or self._interval <= 0:
             return
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        go = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(go,), name=self._name, daemon=True)
         self._thread.start()
+        # The thread waits for this: started straight into its baseline pass, it would keep the
+        # GIL from the starter, which Thread.start() has just put to sleep, for a switch interval.
+        go.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop after the pass in progress."""
@@ -165,7 +169,8 @@ class Rescanner:
             )
             self._full_requested = True
 
-    def _run(self) -> None:
+    def _run(self, go: threading.Event) -> None:
+        go.wait()
         while not self._stopping.is_set():
             try:
                 self.step()

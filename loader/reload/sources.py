@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 __all__ = ["is_default_tool_source", "is_ignored_dir"]
@@ -25,10 +26,21 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
     name = path.name
     if not name.endswith(".py") or name == "__init__.py":
         return False
-    if name.startswith((".", "#", "~")) or any(marker in name for marker in _EDITOR_MARKERS):
+    if name.startswith((".", "#", "~")) or _has_editor_marker(name):
         return False
-    try:
-        relative = path.relative_to(root)
-    except ValueError:
+    # ``path.relative_to(root)``, as strings: this runs for every file of every scan.
+    text, base = str(path), str(root)
+    if os.path.normcase(text) == os.path.normcase(base):
+        return True
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not os.path.normcase(text).startswith(os.path.normcase(prefix)):
         return False
-    return not any(is_ignored_dir(part) for part in relative.parts[:-1])
+    folders = text[len(prefix) :].split(os.sep)[:-1]
+    return not folders or not any(is_ignored_dir(part) for part in folders)
+
+
+def _has_editor_marker(name: str) -> bool:
+    for marker in _EDITOR_MARKERS:
+        if marker in name:
+            return True
+    return False

@@ -63,7 +63,11 @@ class ImportJob(Generic[_T]):
         self.abandoned = False
         self.follower: ImportJob[Any] | None = None
         """The next job of a chain (``ImportPool.submit_chain``): it runs on this job's thread next."""
-        self._done = threading.Event()
+        self._done = False
+        # Held from creation until the job ends: waiting is acquiring it (a scan makes one job
+        # per file, and a lock costs a tenth of an Event with its Condition).
+        self._gate = threading.Lock()
+        self._gate.acquire()
         self._result: _T | None = None
         self._error: BaseException | None = None
         self._callbacks: list[Callable[[], None]] = []
@@ -72,11 +76,15 @@ class ImportJob(Generic[_T]):
     @property
     def done(self) -> bool:
         """Whether the job finished (returned or raised)."""
-        return self._done.is_set()
+        return self._done
 
     def wait(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds; True if the job finished."""
-        return self._done.wait(timeout)
+        if self._done:
+            return True
+        if self._gate.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
+            self._gate.release()
+        return self._done
 
     def outcome(self) -> _T:
         """The job's return value, or raise what it raised (only once ``done``)."""
@@ -87,7 +95,7 @@ class ImportJob(Generic[_T]):
     def on_done(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (from the worker thread) when the job ends; at once if it has."""
         with self._lock:
-            if not self._done.is_set():
+            if not self._done:
                 self._callbacks.append(callback)
                 return
         callback()
@@ -98,10 +106,13 @@ class ImportJob(Generic[_T]):
         return ImportTimeout(seconds, line, stack)
 
     def _finish(self, result: _T | None, error: BaseException | None) -> None:
-        self._result, self._error = result, error
         with self._lock:
-            self._done.set()
+            if self._done:
+                return  # the first ending stands (an interrupt can arrive as a job returns)
+            self._result, self._error = result, error
+            self._done = True
             callbacks, self._callbacks = self._callbacks, []
+            self._gate.release()
         for callback in callbacks:
             try:
                 callback()
