@@ -170,6 +170,24 @@ def test_event_kinds_map_to_their_windows() -> None:
     assert dirs == [Path("/t/sub")]
 
 
+def test_files_that_cannot_matter_are_not_scheduled() -> None:
+    """An editor's temporary costs no batch: only the rename that lands the real file is applied."""
+    fake = FakeScheduler()
+    watcher = FolderWatcher(
+        fake,  # type: ignore[arg-type]
+        WatchTimings(settle=0.001, debounce=0.2),
+        recursive=True,
+        on_dir=lambda path: None,
+        matters=lambda path: path.suffix == ".py",
+    )
+    watcher._on_event(FileCreatedEvent("/t/.c.py.tmp"))
+    watcher._on_event(FileClosedEvent("/t/.c.py.tmp"))
+    watcher._on_event(FileMovedEvent("/t/.c.py.tmp", "/t/c.py"))  # the temporary lands: load c.py
+    watcher._on_event(FileMovedEvent("/t/d.py", "/t/d.py~"))  # a backup rename: d.py is gone (for now)
+    watcher._on_event(FileDeletedEvent("/t/d.py~"))
+    assert fake.noted == [(Path("/t/c.py"), 0.0), (Path("/t/d.py"), 0.001)]
+
+
 def test_real_observer_watch_survives_folder_recreation(tmp_path: Path) -> None:
     record = Recorder()
     scheduler = ChangeScheduler(record)

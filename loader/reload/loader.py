@@ -109,6 +109,7 @@ class ToolLoader:
             config.timings,
             recursive=config.recursive,
             on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
+            matters=self._matters,
         )
         self._watching = False
         self._closed = False
@@ -267,6 +268,13 @@ class ToolLoader:
     def watching(self) -> bool:
         """Whether the loader is watching its folders."""
         return self._watching
+
+    def _matters(self, path: Path) -> bool:
+        """Whether a batch for ``path`` could change anything (asked by the watcher for each file event)."""
+        if path.name == "__init__.py" or path in self._records:
+            return True
+        root = self._backend.root_of(path)
+        return root is not None and self._sources.is_source(path, root)
 
     # ---------------------------------------------------------- applying
     def _apply(self, paths: set[Path], progress: Callable[[int, int], None] | None = None) -> None:

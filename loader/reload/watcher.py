@@ -142,7 +142,10 @@ class FolderWatcher:
     can reconcile everything under it (watchdog does not list the files of a
     folder that was moved in). A folder reached through links is re-followed
     when one of them changes; a folder the OS will not watch any more (its
-    inotify limits) is polled instead.
+    inotify limits) is polled instead. ``matters`` says whether a file's events
+    can change anything (a tool source, a package ``__init__``, a file the loader
+    knows); an editor's temporary then costs no batch before the rename that
+    lands the real file.
     """
 
     def __init__(
@@ -152,10 +155,12 @@ class FolderWatcher:
         *,
         recursive: bool,
         on_dir: Callable[[Path], None],
+        matters: Callable[[Path], bool] = lambda path: True,
         poll_interval: float = 0.5,
         events_retry: float = 30.0,
     ) -> None:
         self._scheduler = scheduler
+        self._matters = matters
         self._timings = timings
         self._recursive = recursive
         self._on_dir = on_dir
@@ -381,9 +386,14 @@ class FolderWatcher:
             return
         if kind == "moved":
             # A rename lands a complete file: load the destination at once.
-            self._scheduler.note(src, timings.settle)
-            self._scheduler.apply_now(dest)
-        elif kind == "closed":
+            if self._matters(src):
+                self._scheduler.note(src, timings.settle)
+            if self._matters(dest):
+                self._scheduler.apply_now(dest)
+            return
+        if not self._matters(src):
+            return  # an editor's temporary, a backup, a file in an ignored folder: no batch for it
+        if kind == "closed":
             self._due(src, timings.settle)
         elif kind == "deleted":
             self._scheduler.note(src, timings.settle)
