@@ -244,6 +244,9 @@ def notify_registry_changes(
 
 _EVENT_HOOKS = ("tool_loader_file_status_changed", "tool_loader_load_failed")
 """The hooks ``Announcer.announce`` calls with file events."""
+_REGISTRY_HOOKS = ("tool_loader_tool_added", "tool_loader_tool_replaced", "tool_loader_tool_removed")
+"""The hooks ``notify_registry_changes`` calls: a scan of thousands of files with none of them
+implemented skips a loop over every change."""
 
 
 class Announcer:
@@ -278,7 +281,8 @@ class Announcer:
         path_of: PathOf = Path,
     ) -> None:
         """Registry hooks from the committed change set, then each event to hooks and listeners."""
-        notify_registry_changes(self._notify, committed, path_of)
+        if committed is not None and any(self._hooked(hook) for hook in _REGISTRY_HOOKS):
+            notify_registry_changes(self._notify, committed, path_of)
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)
