@@ -14,7 +14,9 @@ stops when every tool is served and one of them has been called:
 
 Each folder is loaded "cold" once (no ``__pycache__`` yet), then "warm" ``reps``
 times (the peers then read the ``.pyc`` files the first start wrote; ours always
-compiles from source); the table shows the warm median and its spread (min-max).
+compiles from source), in rounds that take every system once, so a slow spell of a
+shared machine falls on all of them and not on one system's block; the table shows
+the warm median and its spread (min-max).
 """
 
 from __future__ import annotations
@@ -202,19 +204,27 @@ def run(options: Options) -> BenchResult:
     for count in sizes:
         raw[str(count)] = {}
         with scratch_dir(f"initial{count}") as base:
+            payloads: dict[str, dict[str, Any]] = {}
             for key in SYSTEMS:
                 peer = key not in ("ours", "floor")
                 if not available(key.removesuffix("_prod")) or (peer and count > PEERS_UP_TO):
                     raw[str(count)][key] = None
                     continue
                 folder = _make_folder(base, key, count)
-                payload = {"system": key, "folder": str(folder), "count": count}
-                try:
-                    cold = run_child(NAME, payload)
-                    warm = [run_child(NAME, payload) for _ in range(reps)]
-                except (RuntimeError, OSError) as exc:
-                    raw[str(count)][key] = {"error": str(exc), "ok": False}
-                    continue
+                payloads[key] = {"system": key, "folder": str(folder), "count": count}
+            # Cold loads first, then the warm repetitions in rounds (every system once per round),
+            # so a slow spell of the machine lands on all systems alike, not on one system's block.
+            runs: dict[str, list[dict[str, Any]]] = {key: [] for key in payloads}
+            for _ in range(1 + reps):
+                for key, payload in payloads.items():
+                    if key in runs:
+                        try:
+                            runs[key].append(run_child(NAME, payload))
+                        except (RuntimeError, OSError) as exc:
+                            raw[str(count)][key] = {"error": str(exc), "ok": False}
+                            del runs[key]
+            for key, done in runs.items():
+                cold, warm = done[0], done[1:]
                 ok = cold["ok"] and all(w["ok"] for w in warm)
                 raw[str(count)][key] = {"cold": cold, "warm": warm, "ok": ok}
     result.raw = {"sizes": sizes, "reps": reps, "results": raw}
@@ -231,7 +241,8 @@ def run(options: Options) -> BenchResult:
             "ours / this",
         ],
         note=(
-            f"one fresh interpreter per load: cold once (no __pycache__), then warm {reps} times; "
+            f"one fresh interpreter per load: cold once (no __pycache__), then warm {reps} times, "
+            "in rounds taking every system once; "
             "clock starts after the package import; peak RSS = VmHWM of the whole interpreter, "
             "RSS growth = during the load. FastMCP reload=True includes its first list_tools (which "
             f"imports again); peers are not run above {PEERS_UP_TO:,} files. ours / this = warm medians."
