@@ -11,6 +11,7 @@ import pytest
 from support import FAST, MakeLoader, call_text, function_tool_source, write
 
 from loader.hookspecs import hookimpl
+from loader.reload import batch as batch_module
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.status import FileState, FileStatus, LoadErrorInfo
 from loader.types import AgentTool
@@ -294,6 +295,26 @@ def test_symlink_leading_outside_is_refused(tmp_path: Path, tools_dir: Path, mak
         and "outside the watched folder" in states["evil.py"].error.message
     )
     assert "inner" in ld.registry
+
+
+def test_a_file_under_a_folder_linked_outside_is_refused_without_being_opened(
+    tmp_path: Path, tools_dir: Path, make_loader: MakeLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folders above a file are checked before the file is opened: no byte is read through the link."""
+    write(tmp_path / "outside" / "evil.py", function_tool_source("evil"))
+    os.symlink(tmp_path / "outside", tools_dir / "linked_dir")
+    ld = make_loader(tools_dir, watch=False, recursive=True)
+    opened: list[Path] = []
+    for name in ("read_unlinked_file", "read_file_stat"):
+        real = getattr(batch_module, name)
+        monkeypatch.setattr(batch_module, name, lambda path, real=real: opened.append(path) or real(path))
+    evil = tools_dir / "linked_dir" / "evil.py"
+    ld._apply({evil})
+    status = ld.file_status(evil)
+    assert status is not None and status.error is not None
+    assert "outside the watched folder" in status.error.message
+    assert "evil" not in ld.registry
+    assert opened == []
 
 
 def test_paths_are_resolved_at_creation(tmp_path: Path, tools_dir: Path) -> None:

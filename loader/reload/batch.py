@@ -93,15 +93,16 @@ def _look_at(
     if root is None:
         return
     is_init = path.name == "__init__.py"
-    if not is_init and sources.is_source(path, root):
+    # The folders above it are checked first: a file is never opened through a link out of the root.
+    if not is_init and sources.is_source(path, root) and backend.is_within_root(path, root, no_link=True):
         read = read_unlinked_file(path)
-        if read != IS_A_LINK and backend.is_within_root(path, root, no_link=True):
+        if read != IS_A_LINK:
             if isinstance(read, (tuple, OSError)):
                 _take_read(plan, path, read)
             elif record is not None and not record.is_removed:
                 gone(path, record)
             return
-        # A link (or a folder that is one): where it leads is checked below.
+    # A link, or a file under a folder that is one: where it leads is checked here.
     exists = names_a_file(path) and (is_init or sources.is_source(path, root))
     if exists and not backend.is_within_root(path, root):
         message = f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
