@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -305,9 +306,16 @@ def test_a_file_under_a_folder_linked_outside_is_refused_without_being_opened(
     os.symlink(tmp_path / "outside", tools_dir / "linked_dir")
     ld = make_loader(tools_dir, watch=False, recursive=True)
     opened: list[Path] = []
+
+    def spying(real: Callable[[Path], object]) -> Callable[[Path], object]:
+        def read(path: Path) -> object:
+            opened.append(path)
+            return real(path)
+
+        return read
+
     for name in ("read_unlinked_file", "read_file_stat"):
-        real = getattr(batch_module, name)
-        monkeypatch.setattr(batch_module, name, lambda path, real=real: opened.append(path) or real(path))
+        monkeypatch.setattr(batch_module, name, spying(getattr(batch_module, name)))
     evil = tools_dir / "linked_dir" / "evil.py"
     ld._apply({evil})
     status = ld.file_status(evil)
