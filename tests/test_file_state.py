@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loader.reload.file_state import FileRecord, Phase, Plan, Step, read_source
+from loader.reload.file_state import FileRecord, Phase, Plan, Step
 from loader.status import LoadErrorInfo, LoadErrorKind
 from loader.tools.decorator import tool
 from loader.types import AgentTool
@@ -153,14 +153,3 @@ def test_remove_clears_tools_error_and_grace() -> None:
     r.fail(error())
     r.remove()
     assert r.is_removed and r.discovered == {} and r.error is None and r.grace is None
-
-
-def test_read_source_hashes_and_reports_vanished_and_unreadable(tmp_path: Path) -> None:
-    f = tmp_path / "a.py"
-    f.write_text("x = 1\n")
-    read = read_source(f)
-    assert read is not None and read.data == b"x = 1\n" and len(read.digest) == 64 and read.signature
-    assert read_source(tmp_path / "gone.py") is None
-    (tmp_path / "dir.py").mkdir()
-    with pytest.raises(OSError):
-        read_source(tmp_path / "dir.py")

@@ -103,7 +103,7 @@ def _look_at(
                 gone(path, record)
             return
     # A link, or a file under a folder that is one: where it leads is checked here.
-    exists = names_a_file(path) and (is_init or sources.is_source(path, root))
+    exists = names_a_file(path) and sources.matters(path, root)
     if exists and not backend.is_within_root(path, root):
         message = f"link leads outside the watched folder {root} (to {os.path.realpath(path)}); not loaded"
         error = LoadErrorInfo("SymlinkRefused", message, str(path), None, kind=LoadErrorKind.LINK_REFUSED)

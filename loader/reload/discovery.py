@@ -25,7 +25,14 @@ from ..types import AgentTool
 from .config import LoaderConfig
 from .sources import is_default_tool_source, is_ignored_dir
 
-__all__ = ["SourceFinder", "class_tool_args", "discover_tools", "make_plugin_manager", "notify_hook"]
+__all__ = [
+    "SourceFinder",
+    "class_tool_args",
+    "discover_tools",
+    "has_implementations",
+    "make_plugin_manager",
+    "notify_hook",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +62,17 @@ def make_plugin_manager(
     return manager
 
 
+def has_implementations(manager: pluggy.PluginManager, hook_name: str) -> bool:
+    """Whether any plugin implements ``hook_name`` (if none does, callers skip building its arguments)."""
+    return bool(getattr(manager.hook, hook_name).get_hookimpls())
+
+
 def notify_hook(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
     """Call a notification hook; a plugin's failure is logged, never raised into the loader."""
-    caller = getattr(manager.hook, hook_name)
-    if not caller.get_hookimpls():
+    if not has_implementations(manager, hook_name):
         return  # nobody listens: a batch of thousands of files skips thousands of empty calls
     try:
-        caller(**kwargs)
+        getattr(manager.hook, hook_name)(**kwargs)
     except Exception:
         logger.exception("hook=<%s> | plugin raised", hook_name)
 
@@ -122,6 +133,10 @@ class SourceFinder:
     def forget_verdicts(self) -> None:
         """Plugins changed: ask again about every path."""
         self._verdicts.clear()
+
+    def matters(self, path: Path, root: Path) -> bool:
+        """Whether a change at ``path`` can change the tool set: a package marker or a tool source."""
+        return path.name == "__init__.py" or self.is_source(path, root)
 
     def is_source(self, path: Path, root: Path) -> bool:
         """The plugins' verdict on ``path`` (remembered)."""

@@ -63,13 +63,8 @@ def read_file_stat(path: Path) -> tuple[bytes, os.stat_result] | OSError | None:
     landing after the read leaves a newer mtime on disk than the one returned, and is
     seen as a change (a stat of the path after reading could hide it).
     """
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if isinstance(exc, FileNotFoundError) and not os.path.lexists(path):
-            return None
-        return exc
-    return _read_open(fd, path)
+    fd = _open(path, _OPEN_FLAGS)
+    return fd if not isinstance(fd, int) else _read_open(fd, path)
 
 
 def read_unlinked_file(path: Path) -> tuple[bytes, os.stat_result] | OSError | str | None:
@@ -82,16 +77,23 @@ def read_unlinked_file(path: Path) -> tuple[bytes, os.stat_result] | OSError | s
     """
     if not _NOFOLLOW:
         return IS_A_LINK
+    fd = _open(path, _OPEN_FLAGS | _NOFOLLOW)
+    if isinstance(fd, OSError) and fd.errno == errno.ELOOP:
+        return IS_A_LINK
+    if not isinstance(fd, int):
+        return fd
+    read = _read_open(fd, path)
+    return None if isinstance(read, IsADirectoryError) else read
+
+
+def _open(path: Path, flags: int) -> int | OSError | None:
+    """A descriptor of ``path`` opened with ``flags``; None if the name is gone, else the OS error."""
     try:
-        fd = os.open(path, _OPEN_FLAGS | _NOFOLLOW)
+        return os.open(path, flags)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return IS_A_LINK
         if isinstance(exc, FileNotFoundError) and not os.path.lexists(path):
             return None
         return exc
-    read = _read_open(fd, path)
-    return None if isinstance(read, IsADirectoryError) else read
 
 
 def _read_open(fd: int, path: Path) -> tuple[bytes, os.stat_result] | OSError:

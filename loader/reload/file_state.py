@@ -30,7 +30,6 @@ from pathlib import Path
 from ..spec_severity import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
-from .disk import read_file_stat
 
 __all__ = [
     "EmptyGrace",
@@ -39,7 +38,6 @@ __all__ = [
     "Plan",
     "SourceRead",
     "Step",
-    "read_source",
     "source_read",
     "stat_signature",
 ]
@@ -113,21 +111,6 @@ def stat_signature(path: Path) -> Signature | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def read_source(path: Path) -> SourceRead | None:
-    """Read ``path`` once for the batch; None if it vanished meanwhile.
-
-    Raises:
-        OSError: The file is there but cannot be read (permissions, a dangling or looping
-            link, a FIFO, which is never opened for a blocking read).
-    """
-    read = read_file_stat(path)
-    if read is None:
-        return None
-    if isinstance(read, OSError):
-        raise read
-    return source_read(*read)
 
 
 def source_read(data: bytes, st: os.stat_result) -> SourceRead:

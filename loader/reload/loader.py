@@ -39,7 +39,14 @@ from .backend import LoadBackend, make_backend
 from .batch import load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
-from .discovery import SourceFinder, class_tool_args, discover_tools, make_plugin_manager, notify_hook
+from .discovery import (
+    SourceFinder,
+    class_tool_args,
+    discover_tools,
+    has_implementations,
+    make_plugin_manager,
+    notify_hook,
+)
 from .events import Announcer, FileOutcome, derive_events, failing_helpers, note_spec_changes
 from .file_state import FileRecord
 from .file_steps import FileSteps
@@ -98,7 +105,7 @@ class ToolLoader:
         self._fingerprints = FingerprintCache()
         self._announcer = Announcer(
             lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
-            hooked=lambda hook: bool(getattr(self.plugin_manager.hook, hook).get_hookimpls()),
+            hooked=lambda hook: has_implementations(self.plugin_manager, hook),
         )
         self._apply_lock = threading.RLock()
         self._scheduler = ChangeScheduler(
@@ -271,10 +278,10 @@ class ToolLoader:
 
     def _matters(self, path: Path) -> bool:
         """Whether a batch for ``path`` could change anything (asked by the watcher for each file event)."""
-        if path.name == "__init__.py" or path in self._records:
+        if path in self._records:
             return True
         root = self._backend.root_of(path)
-        return root is not None and self._sources.is_source(path, root)
+        return root is not None and self._sources.matters(path, root)
 
     # ---------------------------------------------------------- applying
     def _apply(self, paths: set[Path], progress: Callable[[int, int], None] | None = None) -> None:
