@@ -6,7 +6,13 @@ variant ``aadd``), is served by:
 * ours: a tool file in a folder loaded by ``ToolLoader`` (a real dynamic tool, as
   users get it), served by ``MCPToolServer``;
 * the MCP SDK's ``MCPServer`` (mcp 2.x) with the function registered by ``@server.tool()``;
-* FastMCP (``FastMCP`` with ``@server.tool``), when installed.
+* FastMCP (``FastMCP`` with ``@server.tool``), when installed;
+* the floor: the SDK's bare low-level ``Server`` whose ``tools/call`` handler calls
+  the function with the request's arguments (the sync one on a worker thread, as
+  both servers run it) and returns its text; no validation, no schemas, nothing
+  else. Every server built on the SDK's ``Server`` pays at least this (the client,
+  the transport, the SDK's request pipeline), so it shows how much of a ratio
+  target is left for a server's own work.
 
 Each round trip is ``await client.call_tool("add", {"a": 2, "b": 3})`` through the
 SDKs' in-process clients over the in-memory transport (``mode="legacy"``: JSON-RPC
@@ -173,6 +179,39 @@ async def _sdk(batches: int, size: int) -> dict[str, Any]:
     return out
 
 
+def _floor_server() -> Any:
+    """The SDK's low-level ``Server`` answering ``tools/call`` with the function's text and nothing else."""
+    import anyio.to_thread
+    import mcp_types as types
+    from mcp.server import Server
+
+    async def list_tools(_ctx: Any, _params: Any) -> Any:
+        tools = [types.Tool(name=name, input_schema={"type": "object"}) for name in ("add", "aadd")]
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: Any) -> dict[str, Any]:
+        arguments = params.arguments or {}
+        if params.name == "add":
+            value = await anyio.to_thread.run_sync(lambda: add(**arguments))
+        else:
+            value = await aadd(**arguments)
+        return {"content": [{"type": "text", "text": str(value)}], "isError": False}
+
+    server = Server("floor", on_list_tools=list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server
+
+
+async def _floor(batches: int, size: int) -> dict[str, Any]:
+    from mcp import Client
+
+    out: dict[str, Any] = {}
+    async with Client(_floor_server(), mode="legacy") as client:
+        for name in ("add", "aadd"):
+            out[name] = await _measure(client, "floor", name, batches, size)
+    return out
+
+
 async def _fastmcp(batches: int, size: int) -> dict[str, Any]:
     from fastmcp import Client, FastMCP
 
@@ -210,18 +249,19 @@ def run(options: Options) -> BenchResult:
     size = asyncio.run(_size(batch_seconds))
     raw: dict[str, Any] = {}
     with scratch_dir("mcp-call") as base:
-        # Alternate the systems' order across two rounds so drift in the machine hits both alike.
+        # Alternate the systems' order across two rounds so drift in the machine hits all alike.
         rounds: list[dict[str, Any]] = []
-        for order in (("ours", "sdk"), ("sdk", "ours")):
+        for order in (("ours", "sdk", "floor"), ("floor", "sdk", "ours")):
             cell: dict[str, Any] = {}
             for key in order:
-                cell[key] = (
-                    asyncio.run(_ours(base / f"r{len(rounds)}", batches, size))
-                    if key == "ours"
-                    else asyncio.run(_sdk(batches, size))
-                )
+                if key == "ours":
+                    cell[key] = asyncio.run(_ours(base / f"r{len(rounds)}", batches, size))
+                elif key == "sdk":
+                    cell[key] = asyncio.run(_sdk(batches, size))
+                else:
+                    cell[key] = asyncio.run(_floor(batches, size))
             rounds.append(cell)
-        for key in ("ours", "sdk"):
+        for key in ("ours", "sdk", "floor"):
             raw[key] = {}
             for name in ("add", "aadd"):
                 figures = [f for cell in rounds for f in cell[key][name]["seconds_per_call"]]
@@ -256,16 +296,18 @@ def run(options: Options) -> BenchResult:
             "the client, over the MCP SDK's in-memory transport (Client(server, mode='legacy'): "
             "JSON-RPC over memory streams, after initialize), sequential calls, time per call averaged "
             "over a batch of "
-            f"{size} calls; {2 * batches} batches per row (two rounds, ours and MCPServer in alternating "
-            f"order), after {WARMUP} warm-up calls each; every result checked to be '5'. ours = add in "
-            "a tool file loaded by ToolLoader, served by MCPToolServer; MCPServer = the SDK's "
-            "mcp.server.mcpserver.MCPServer with @server.tool(); aadd = the same as async def. " + fast_note
+            f"{size} calls; {2 * batches} batches per row (two rounds, ours, MCPServer and the floor in "
+            f"alternating order), after {WARMUP} warm-up calls each; every result checked to be '5'. "
+            "ours = add in a tool file loaded by ToolLoader, served by MCPToolServer; MCPServer = the SDK's "
+            "mcp.server.mcpserver.MCPServer with @server.tool(); aadd = the same as async def; floor = the "
+            "SDK's bare low-level Server calling the function and returning its text (sync on a worker "
+            "thread), no validation or schemas: what any server built on the SDK pays. " + fast_note
         ),
     )
-    labels = {"ours": "ours", "sdk": "MCPServer", "fastmcp": "FastMCP"}
+    labels = {"ours": "ours", "sdk": "MCPServer", "floor": "floor (bare SDK Server)", "fastmcp": "FastMCP"}
     for name in ("add", "aadd"):
         sdk_p50 = raw["sdk"][name]["summary_s"]["p50"]
-        for key in ("ours", "sdk", "fastmcp"):
+        for key in ("ours", "sdk", "floor", "fastmcp"):
             entry = (raw.get(key) or {}).get(name)
             if entry is None:
                 continue
@@ -287,10 +329,12 @@ def run(options: Options) -> BenchResult:
         ours_p50 = raw["ours"][name]["summary_s"]["p50"]
         sdk_p50 = raw["sdk"][name]["summary_s"]["p50"]
         ratio = ours_p50 / sdk_p50
+        floor_ratio = raw["floor"][name]["summary_s"]["p50"] / sdk_p50
         result.targets.append(
             Target(
                 f"tools/call round trip <= {RATIO_LIMIT}x MCPServer (same run, {label} {name})",
-                f"{fmt_us(ours_p50)} vs {fmt_us(sdk_p50)} µs p50 ({ratio:.2f}x)",
+                f"{fmt_us(ours_p50)} vs {fmt_us(sdk_p50)} µs p50 ({ratio:.2f}x; "
+                f"the bare SDK Server floor: {floor_ratio:.2f}x)",
                 ratio <= RATIO_LIMIT,
             )
         )
