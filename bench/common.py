@@ -16,6 +16,7 @@ A peer that is not installed is reported as "not installed", never an error.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import datetime as _dt
 import importlib.metadata
@@ -107,6 +108,12 @@ def prepare_process() -> None:
     sys.dont_write_bytecode = False
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")
+    if "TOOL_LOADER_CACHE_DIR" not in os.environ:
+        # The loader's bytecode cache for this run only (its children inherit it): a first load is
+        # cold whatever ran before, and nothing is left in the user's cache folder.
+        cache = tempfile.mkdtemp(prefix="bench-bytecode-")
+        os.environ["TOOL_LOADER_CACHE_DIR"] = cache
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)
     logging.getLogger().addHandler(logging.NullHandler())
     for name in ("loader", "strands", "fastmcp", "watchdog", "mcp", "httpx"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)

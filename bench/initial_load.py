@@ -12,11 +12,12 @@ stops when every tool is served and one of them has been called:
 * floor: every file compiled and executed with its ``@tool`` decorators, no loader
   around them (what a load cannot go below).
 
-Each folder is loaded "cold" once (no ``__pycache__`` yet), then "warm" ``reps``
-times (the peers then read the ``.pyc`` files the first start wrote; ours always
-compiles from source), in rounds that take every system once, so a slow spell of a
-shared machine falls on all of them and not on one system's block; the table shows
-the warm median and its spread (min-max).
+Each folder is loaded "cold" once (no ``__pycache__`` yet, no bytecode cache of
+ours), then "warm" ``reps`` times (the peers then read the ``.pyc`` files the first
+start wrote, ours the code its first scan kept in its bytecode cache, keyed by each
+file's content hash; the floor compiles every time), in rounds that take every
+system once, so a slow spell of a shared machine falls on all of them and not on one
+system's block; the table shows the warm median and its spread (min-max).
 """
 
 from __future__ import annotations
@@ -241,8 +242,9 @@ def run(options: Options) -> BenchResult:
             "ours / this",
         ],
         note=(
-            f"one fresh interpreter per load: cold once (no __pycache__), then warm {reps} times, "
-            "in rounds taking every system once; "
+            f"one fresh interpreter per load: cold once (no __pycache__, no bytecode cache of ours), "
+            f"then warm {reps} times (peers read their __pycache__, ours its bytecode cache, keyed by "
+            "content hash; the floor compiles every time), in rounds taking every system once; "
             "clock starts after the package import; peak RSS = VmHWM of the whole interpreter, "
             "RSS growth = during the load. FastMCP reload=True includes its first list_tools (which "
             f"imports again); peers are not run above {PEERS_UP_TO:,} files. ours / this = warm medians."

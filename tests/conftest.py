@@ -29,6 +29,14 @@ def private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     return state
 
 
+@pytest.fixture(autouse=True)
+def private_bytecode_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Compiled tool files go to a cache folder of this test's own, never the user's."""
+    folder = tmp_path_factory.mktemp("bytecode") / "cache"
+    monkeypatch.setenv("TOOL_LOADER_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def tools_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "tools"

@@ -34,5 +34,6 @@ def test_loader_config_defaults() -> None:
         "max_concurrent_calls_per_tool": 8,
         "gate": False,
         "example_timeout": 5.0,
+        "bytecode_cache": True,
     }
     assert LoaderConfig().timings == WatchTimings()

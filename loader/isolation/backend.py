@@ -107,6 +107,11 @@ class ProcessBackend:
         """Module executions in the import worker (replays that rebuild a version elsewhere do not count)."""
         return self._executions
 
+    @property
+    def bytecode_cache(self) -> None:
+        """Not kept: the worker processes compile what they import."""
+        return None
+
     def root_of(self, path: Path) -> Path | None:
         return self._names.root_of(path)
 

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Protocol
 
 from ..types import AgentTool
+from .bytecode_cache import BytecodeCache
 from .config import LoaderConfig
 from .importer import ToolImporter
 from .worker import ImportJob, ImportPool
@@ -38,6 +39,11 @@ class LoadBackend(Protocol):
     @property
     def executions(self) -> int:
         """How many times tool or helper module code has run (one per save is the target)."""
+        ...
+
+    @property
+    def bytecode_cache(self) -> BytecodeCache | None:
+        """Where this process keeps compiled tool files between starts (None: not kept)."""
         ...
 
     def root_of(self, path: Path) -> Path | None:
@@ -108,9 +114,14 @@ class InProcessBackend:
 
     enforces_timeouts = False
 
-    def __init__(self, roots: Sequence[Path]) -> None:
+    def __init__(self, roots: Sequence[Path], *, bytecode_cache: BytecodeCache | None = None) -> None:
         self._importer = ToolImporter(roots)
+        self._importer.bytecode_cache = bytecode_cache
         self._worker = ImportPool()
+
+    @property
+    def bytecode_cache(self) -> BytecodeCache | None:
+        return self._importer.bytecode_cache
 
     @property
     def executions(self) -> int:
@@ -193,4 +204,6 @@ def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
         )
     if config.isolation != "thread":
         raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
-    return InProcessBackend(paths)
+    return InProcessBackend(
+        paths, bytecode_cache=BytecodeCache.for_roots(paths) if config.bytecode_cache else None
+    )

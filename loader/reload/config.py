@@ -41,6 +41,8 @@ class LoaderConfig:
         gate: Run a changed file's tool examples before it goes live; a failure
             rejects the new version and the last good one keeps serving.
         example_timeout: Seconds one example may run before it counts as failed.
+        bytecode_cache: Thread mode: keep the compiled code of a scan's files for the next
+            start, keyed by path and content hash (``loader.reload.bytecode_cache``).
     """
 
     recursive: bool = True
@@ -60,6 +62,7 @@ class LoaderConfig:
     max_concurrent_calls_per_tool: int = 8
     gate: bool = False
     example_timeout: float = 5.0
+    bytecode_cache: bool = True
 
     def call_limits(self) -> CallLimits:
         """The call timeout and per-tool concurrency cap, as the registry takes them."""

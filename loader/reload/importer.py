@@ -36,6 +36,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import SymlinkRefusedError
+from .bytecode_cache import BytecodeCache
 from .module_names import NAMESPACE, ModuleNames, is_within
 
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
@@ -176,6 +177,7 @@ class ToolImporter(ModuleNames):
         self._replacing: dict[str, ModuleType] = {}
         self._running: dict[int, list[_Execution]] = {}
         self.executions = 0
+        self.bytecode_cache: BytecodeCache | None = None
         self._builtins_base = dict(builtins.__dict__)
         _FINDER.importers[self.tag] = self
         _install_finder()
@@ -228,7 +230,11 @@ class ToolImporter(ModuleNames):
     def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
         """Compile and run ``source`` (sha256 ``digest``, if known) as ``module``, with the sibling-aware
         import hook."""
-        code = compile(source, str(path), "exec", dont_inherit=True)
+        cache = self.bytecode_cache
+        if cache is not None and digest is not None:
+            code = cache.code(str(path), digest, source)
+        else:
+            code = compile(source, str(path), "exec", dont_inherit=True)
         name = module.__name__
         previous_deps = self._deps.get(name)
         execution = _Execution(name, module, self._replacing.pop(name, None), set(previous_deps or ()))

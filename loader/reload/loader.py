@@ -37,6 +37,7 @@ from ..status import (
 from ..types import AgentTool
 from .backend import LoadBackend, make_backend
 from .batch import load_order, plan_batch
+from .bytecode_cache import BytecodeCache
 from .commit import commit_owners
 from .config import LoaderConfig
 from .discovery import (
@@ -163,13 +164,20 @@ class ToolLoader:
     def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanReport:
         """Load every tool file once; returns a report of every file's status."""
         started = time.perf_counter()
+        cache = self._backend.bytecode_cache
         with _collector_paused():
             paths: set[Path] = set()
             for root in self.paths:
                 paths.update(self._sources.list_sources(root))
             paths.update(p for p, r in self._records.items() if not r.is_removed)
             with self._apply_lock:
-                self._apply(paths, progress=progress)
+                if cache is not None:
+                    cache.record()
+                try:
+                    self._apply(paths, progress=progress)
+                finally:
+                    if cache is not None:
+                        cache.save()
         files = tuple(self._statuses[p] for p in sorted_paths(paths) if p in self._statuses)
         return ScanReport(files=files, seconds=time.perf_counter() - started)
 
@@ -270,6 +278,11 @@ class ToolLoader:
     def module_executions(self) -> int:
         """How many times tool or helper module code has been executed (benchmarks check one per save)."""
         return self._backend.executions
+
+    @property
+    def bytecode_cache(self) -> BytecodeCache | None:
+        """Where compiled tool files are kept between starts, with its hit and miss counts (None: off)."""
+        return self._backend.bytecode_cache
 
     @property
     def watching(self) -> bool:
