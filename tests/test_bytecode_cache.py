@@ -166,3 +166,15 @@ def test_a_pack_others_can_write_is_ignored_and_replaced_by_a_private_one(
     assert pack.stat().st_mode & 0o077 == 0
     with _scanned(tools_dir) as third:
         assert (_cache(third).hits, _cache(third).misses) == (3, 0)
+
+
+def test_a_cache_folder_that_cannot_be_made_leaves_loading_as_it_was(
+    tools_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _three(tools_dir)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go\n")
+    monkeypatch.setenv("TOOL_LOADER_CACHE_DIR", str(blocker / "cache"))
+    with _scanned(tools_dir) as loader:
+        assert loader.bytecode_cache is None
+        assert [call_text(loader, n) for n in "abc"] == ["a1", "b1", "c1"]

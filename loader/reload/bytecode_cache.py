@@ -95,7 +95,7 @@ class BytecodeCache:
     """The compiled code of one set of watched folders' files, from the last scan.
 
     ``code`` is called on import threads; ``record``/``save`` bracket a scan on the
-    loader's thread. ``hits`` and ``misses`` count lookups (shown by diagnostics).
+    loader's thread. ``hits`` and ``misses`` count the lookups since it was made.
     """
 
     def __init__(self, pack: Path) -> None:
