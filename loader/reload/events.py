@@ -89,7 +89,11 @@ def derive_events(
     statuses: dict[Path, FileStatus] = {}
     events: list[LoaderEvent] = []
     moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
-    for path, outcome in sorted(outcomes.items(), key=lambda item: path_key(item[0])):
+    # Events go out in path order; statuses alone need none (a scan of thousands skips the sort).
+    ordered = outcomes.items()
+    if with_events:
+        ordered = sorted(ordered, key=lambda item: path_key(item[0]))  # type: ignore[assignment]
+    for path, outcome in ordered:
         status = file_status(records[path], owner_of, failing_of(records[path]))
         if status == outcome.before:
             continue

@@ -340,7 +340,10 @@ class ToolLoader:
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
         decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
-        for key in decided.names:
+        # A file whose names changed hands because of another file's change gets a new status too;
+        # when every known file is in the batch already (a scan), there is nothing to add.
+        everyone_in = len(outcomes) >= len(self._records) and self._records.keys() <= outcomes.keys()
+        for key in () if everyone_in else decided.names:
             involved = {decided.before.get(key), self._ownership.owner(key), *self._ownership.claiming(key)}
             for path in involved:
                 if path is not None and path not in outcomes:
