@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from loader.hookspecs import hookimpl
+from loader.reload.config import LoaderConfig
+from loader.reload.discovery import SourceFinder, make_plugin_manager
 from loader.reload.sources import is_default_tool_source, is_ignored_dir
 
 ROOT = Path("/tools")
@@ -45,3 +48,58 @@ def test_outside_root_is_never_a_source() -> None:
 
 def test_ignored_dirs() -> None:
     assert is_ignored_dir(".venv") and is_ignored_dir("__pycache__") and not is_ignored_dir("helpers")
+
+
+class _OnlyNamesStartingWithT:
+    """A plugin with its own rule: the walk must ask the plugins, not the built-in name check."""
+
+    @hookimpl
+    def tool_loader_is_tool_source(self, path: Path, root: Path) -> bool | None:
+        return path.name.startswith("t")
+
+
+def _tree(root: Path) -> None:
+    for relative in (
+        "a.py",
+        "tool.py",
+        ".hidden.py",
+        ".#b.py",
+        "notes.txt",
+        "sub/__init__.py",
+        "sub/d.py",
+        ".git/e.py",
+        "__pycache__/f.py",
+        ".venv/lib/g.py",
+    ):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text("x = 1\n")
+
+
+def test_a_walk_lists_sources_by_the_built_in_rule_and_never_inside_ignored_folders(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    finder = SourceFinder(make_plugin_manager(LoaderConfig(), [], loader=None), recursive=True)
+    expected = {
+        tmp_path / "a.py",
+        tmp_path / "tool.py",
+        tmp_path / "sub" / "__init__.py",
+        tmp_path / "sub" / "d.py",
+    }
+    assert set(finder.list_sources(tmp_path)) == expected
+    assert finder.list_sources(tmp_path, under=tmp_path / ".git") == []  # started inside an ignored folder
+    assert set(finder.list_sources(tmp_path, under=tmp_path / "sub")) == {
+        tmp_path / "sub" / "__init__.py",
+        tmp_path / "sub" / "d.py",
+    }
+    # the verdicts the walk made are the ones asked later, for events
+    assert finder.is_source(tmp_path / "a.py", tmp_path) and not finder.is_source(
+        tmp_path / ".#b.py", tmp_path
+    )
+
+
+def test_a_walk_asks_a_plugin_that_has_its_own_rule(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    manager = make_plugin_manager(
+        LoaderConfig(builtin_plugins=False), [_OnlyNamesStartingWithT()], loader=None
+    )
+    finder = SourceFinder(manager, recursive=True)
+    assert set(finder.list_sources(tmp_path)) == {tmp_path / "tool.py", tmp_path / "sub" / "__init__.py"}

@@ -23,7 +23,7 @@ from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
 from ..types import AgentTool
 from .config import LoaderConfig
-from .sources import is_default_tool_source, is_ignored_dir
+from .sources import is_default_source_name, is_default_tool_source, is_ignored_dir
 
 __all__ = [
     "SourceFinder",
@@ -143,12 +143,17 @@ class SourceFinder:
         known = self._verdicts.get(path)  # not try/except: a scan asks about every new path once
         if known is not None:
             return known
-        caller = self._manager.hook.tool_loader_is_tool_source
-        implementations = caller.get_hookimpls()
-        if len(implementations) == 1 and implementations[0].plugin_name == _BUILTIN_SOURCE_RULE:
+        if self._builtin_rule_only():
             verdict = is_default_tool_source(path, root)  # the built-in rule alone: no dispatch per file
         else:
-            verdict = bool(caller(path=path, root=root))
+            verdict = bool(self._manager.hook.tool_loader_is_tool_source(path=path, root=root))
+        return self._remember(path, verdict)
+
+    def _builtin_rule_only(self) -> bool:
+        implementations = self._manager.hook.tool_loader_is_tool_source.get_hookimpls()
+        return len(implementations) == 1 and implementations[0].plugin_name == _BUILTIN_SOURCE_RULE
+
+    def _remember(self, path: Path, verdict: bool) -> bool:
         if len(self._verdicts) < _VERDICT_CACHE_LIMIT:
             self._verdicts[path] = verdict
         return verdict
@@ -159,6 +164,9 @@ class SourceFinder:
         start = under or root
         if not start.is_dir():
             return found
+        # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
+        # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
+        by_name = self._builtin_rule_only() and is_default_tool_source(start / "x.py", root)
         for directory, dirnames, filenames in os.walk(start, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
             if not self._recursive:
@@ -167,6 +175,14 @@ class SourceFinder:
             for name in filenames:
                 if name.endswith(".py"):
                     path = here / name
-                    if name == "__init__.py" or self.is_source(path, root):
+                    if name == "__init__.py":
+                        found.append(path)
+                    elif by_name:
+                        verdict = self._verdicts.get(path)
+                        if verdict is None:
+                            verdict = self._remember(path, is_default_source_name(name))
+                        if verdict:
+                            found.append(path)
+                    elif self.is_source(path, root):
                         found.append(path)
         return found

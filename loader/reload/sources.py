@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["is_default_tool_source", "is_ignored_dir"]
+__all__ = ["is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
 
 _EDITOR_MARKERS = ("___jb_tmp___", "___jb_old___", ".~", "~")
 
@@ -23,10 +23,7 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
     only the final name is a tool source. ``__init__.py`` is importable as a
     package but not scanned for tools.
     """
-    name = path.name
-    if not name.endswith(".py") or name == "__init__.py":
-        return False
-    if name.startswith((".", "#", "~")) or _has_editor_marker(name):
+    if not is_default_source_name(path.name):
         return False
     # ``path.relative_to(root)``, as strings: this runs for every file of every scan.
     text, base = str(path), str(root)
@@ -37,6 +34,13 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
         return False
     folders = text[len(prefix) :].split(os.sep)[:-1]
     return not folders or not any(is_ignored_dir(part) for part in folders)
+
+
+def is_default_source_name(name: str) -> bool:
+    """The built-in rule's verdict on a file name alone (for a file in a folder that is not ignored)."""
+    if not name.endswith(".py") or name == "__init__.py":
+        return False
+    return not (name.startswith((".", "#", "~")) or _has_editor_marker(name))
 
 
 def _has_editor_marker(name: str) -> bool:
