@@ -178,3 +178,14 @@ def test_a_cache_folder_that_cannot_be_made_leaves_loading_as_it_was(
     with _scanned(tools_dir) as loader:
         assert loader.bytecode_cache is None
         assert [call_text(loader, n) for n in "abc"] == ["a1", "b1", "c1"]
+
+
+def test_a_later_scan_of_the_same_loader_keeps_the_pack_whole(tools_dir: Path) -> None:
+    _three(tools_dir)
+    with _scanned(tools_dir) as loader:
+        write(tools_dir / "a.py", function_tool_source("a", "return 'a2'"))
+        loader.scan()  # imports a.py alone
+        assert call_text(loader, "a") == "a2"
+        assert _cache(loader).paths() == {str(tools_dir / f"{n}.py") for n in "abc"}
+    with _scanned(tools_dir) as second:
+        assert (_cache(second).hits, _cache(second).misses) == (2, 1)  # a.py changed since the pack

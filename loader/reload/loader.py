@@ -164,7 +164,9 @@ class ToolLoader:
     def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanReport:
         """Load every tool file once; returns a report of every file's status."""
         started = time.perf_counter()
-        cache = self._backend.bytecode_cache
+        # The pack holds what a process's first scan loads (every file): a later scan imports only
+        # what changed, and writing that alone would drop the rest.
+        cache = self._backend.bytecode_cache if not self._records else None
         with _collector_paused():
             paths: set[Path] = set()
             for root in self.paths:
