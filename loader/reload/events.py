@@ -90,9 +90,8 @@ def derive_events(
     events: list[LoaderEvent] = []
     moved_away = {o.moved_from for o in outcomes.values() if o.moved_from is not None}
     # Events go out in path order; statuses alone need none (a scan of thousands skips the sort).
-    ordered = outcomes.items()
-    if with_events:
-        ordered = sorted(ordered, key=lambda item: path_key(item[0]))  # type: ignore[assignment]
+    items = outcomes.items()
+    ordered = sorted(items, key=lambda item: path_key(item[0])) if with_events else list(items)
     for path, outcome in ordered:
         status = file_status(records[path], owner_of, failing_of(records[path]))
         if status == outcome.before:
