@@ -194,3 +194,37 @@ def test_loaded_modules_carry_the_attributes_the_import_system_would_set(tools_d
         )
     finally:
         importer.close()
+
+
+def test_every_import_form_finds_siblings_through_one_shared_builtins_namespace(tools_dir: Path) -> None:
+    write(tools_dir / "helpers.py", "GREETING = 'hello'\n")
+    write(
+        tools_dir / "caller.py",
+        """
+        import helpers
+
+        def at_call_time():
+            import helpers as again
+            return again.GREETING
+
+        BARE = __import__("helpers").GREETING
+        BY_STATEMENT = helpers.GREETING
+        """,
+    )
+    write(tools_dir / "other.py", "X = 1\n")
+    importer = ToolImporter([tools_dir])
+    try:
+        caller = importer.load(tools_dir / "caller.py", (tools_dir / "caller.py").read_bytes())
+        other = importer.load(tools_dir / "other.py", (tools_dir / "other.py").read_bytes())
+        assert (caller.BARE, caller.BY_STATEMENT, caller.at_call_time()) == ("hello", "hello", "hello")
+        assert "helpers" not in sys.modules
+        helpers = importer.module_name_for(tools_dir / "helpers.py")
+        assert importer.dependents([helpers]) == {importer.module_name_for(tools_dir / "caller.py")}
+        # One namespace serves every module (a copy per module cost 6 KB each).
+        assert caller.__builtins__ is other.__builtins__
+        # Code that is not one of this importer's modules imports as usual, through the same hook.
+        namespace: dict[str, object] = {"__builtins__": caller.__builtins__, "__name__": "elsewhere"}
+        exec("import json as found", namespace)
+        assert namespace["found"] is json
+    finally:
+        importer.close()

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..reload.import_graph import ImportGraph
+
 __all__ = ["ModuleLedger", "ModuleVersion"]
 
 
@@ -35,8 +37,7 @@ class ModuleLedger:
 
     def __init__(self) -> None:
         self._current: dict[str, ModuleVersion] = {}
-        self._deps: dict[str, frozenset[str]] = {}
-        self._rdeps: dict[str, set[str]] = {}
+        self._graph = ImportGraph()
         self.next_serial = 1
 
     def record(self, version: ModuleVersion) -> None:
@@ -47,32 +48,16 @@ class ModuleLedger:
         return self._current.get(name)
 
     def set_dependencies(self, name: str, imported: Iterable[str]) -> None:
-        """Replace what ``name`` imports, keeping the reverse index in step."""
-        for old in self._deps.pop(name, ()):
-            users = self._rdeps.get(old)
-            if users is not None:
-                users.discard(name)
-                if not users:
-                    del self._rdeps[old]
+        """Replace what ``name`` imports (nothing: it leaves the graph)."""
         new = frozenset(imported)
-        if new:
-            self._deps[name] = new
-            for target in new:
-                self._rdeps.setdefault(target, set()).add(name)
+        self._graph.replace(name, new or None)
 
     def dependencies(self, name: str) -> frozenset[str]:
-        return self._deps.get(name, frozenset())
+        return self._graph.dependencies(name)
 
     def dependents(self, names: Iterable[str]) -> set[str]:
         """Every module that imports one of ``names``, directly or transitively."""
-        result: set[str] = set()
-        stack = list(names)
-        while stack:
-            for user in self._rdeps.get(stack.pop(), ()):
-                if user not in result:
-                    result.add(user)
-                    stack.append(user)
-        return result
+        return self._graph.dependents(names)
 
     def recipe(self, name: str, *, include_self: bool = True) -> tuple[ModuleVersion, ...]:
         """The current versions ``name`` needs, dependencies before dependents (``name`` last)."""
@@ -83,7 +68,7 @@ class ModuleLedger:
             if module in seen or depth > 100:
                 return
             seen.add(module)
-            for dep in sorted(self._deps.get(module, ())):
+            for dep in sorted(self._graph.dependencies(module)):
                 visit(dep, depth + 1)
             version = self._current.get(module)
             if version is not None and (include_self or module != name):
