@@ -180,7 +180,7 @@ class ToolImporter(ModuleNames):
         self.bytecode_cache: BytecodeCache | None = None
         # One builtins namespace for every module this importer runs: its ``__import__`` tells the
         # importing module from the globals the import statement passes (a copy per module cost
-        # 6 KB and a dict copy per file, 60 MB over 10,000 files).
+        # about 4 KB and a dict copy per file: 37 MB more resident memory over 10,000 files).
         self._builtins = dict(builtins.__dict__)
         self._builtins["__import__"] = self._tool_import
         _FINDER.importers[self.tag] = self
