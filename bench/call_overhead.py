@@ -102,7 +102,7 @@ def _drain(tool: Any, name: str, data: dict[str, Any]) -> Callable[[], Any]:
 def _rows() -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[str]]:
     """(group, label, baseline label, callable) per row; callables returning awaitables run on a loop."""
     from loader import tool as ours_tool
-    from loader.registry import ToolRegistry
+    from loader.registry.tool_registry import ToolRegistry
 
     ours_add, ours_aadd, ours_total = ours_tool(add), ours_tool(aadd), ours_tool(total)
     registry = ToolRegistry()

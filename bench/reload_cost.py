@@ -150,7 +150,7 @@ COMMIT_GROWTH_LIMIT = 2.0
 def _registry_commits(sizes: list[int], batches: int) -> dict[str, Any]:
     """Seconds per registry commit that replaces one tool, with ``size`` tools registered."""
     from loader import tool as make_tool
-    from loader.registry import ToolRegistry
+    from loader.registry.tool_registry import ToolRegistry
 
     def make(index: int, version: str) -> Any:
         def body() -> str:

@@ -9,7 +9,7 @@ from ._checkout import mount_checkout_plugins as _mount_checkout_plugins
 
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
-from .calls import CallLimits
+from .calls.runner import CallLimits
 from .errors import (
     DuplicateToolError,
     InputProblem,
@@ -23,16 +23,16 @@ from .errors import (
     ToolSignatureError,
     ToolValidationError,
 )
-from .history import HistoryStore, ToolVersion
-from .history_recorder import HistoryRecorder
+from .history.recorder import HistoryRecorder
+from .history.store import HistoryStore, ToolVersion
 from .hookspecs import hookimpl, hookspec
-from .registry import ToolRegistry
-from .registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
-from .registry_snapshot import RegistrySnapshot
+from .registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .registry.snapshot import RegistrySnapshot
+from .registry.tool_registry import ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
-from .spec_changes import ToolSetChange, compare_specs, compare_tool_sets, describe_change
-from .spec_severity import SpecChange, SpecChangeKind
+from .spec_diff.kinds import SpecChange, SpecChangeKind
+from .spec_diff.specs import ToolSetChange, compare_specs, compare_tool_sets, describe_change
 from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool

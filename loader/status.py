@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from .errors import DuplicateToolInFileError, InvalidToolNameError, ToolLoadError
-from .spec_severity import SpecChange, SpecChangeKind
+from .spec_diff.kinds import SpecChange, SpecChangeKind
 
 __all__ = [
     "FileState",

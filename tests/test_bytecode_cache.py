@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support import FAST, call_text, eventually, function_tool_source, write
 
-from loader.reload.bytecode_cache import BytecodeCache
+from loader.importing.bytecode_cache import BytecodeCache
 from loader.reload.loader import LoaderConfig, ToolLoader
 
 
@@ -133,7 +133,7 @@ def test_a_cache_folder_others_can_write_is_not_used(
     _three(tools_dir)
     private_bytecode_cache.mkdir(parents=True)
     private_bytecode_cache.chmod(0o777)
-    with caplog.at_level(logging.WARNING, logger="loader.reload.bytecode_cache"):
+    with caplog.at_level(logging.WARNING, logger="loader.importing.bytecode_cache"):
         with _scanned(tools_dir) as loader:
             assert loader.bytecode_cache is None
             assert [call_text(loader, n) for n in "abc"] == ["a1", "b1", "c1"]
@@ -159,7 +159,7 @@ def test_a_pack_others_can_write_is_ignored_and_replaced_by_a_private_one(
     with _scanned(tools_dir) as first:
         pack = _cache(first).pack
     pack.chmod(0o666)
-    with caplog.at_level(logging.WARNING, logger="loader.reload.bytecode_cache"):
+    with caplog.at_level(logging.WARNING, logger="loader.importing.bytecode_cache"):
         with _scanned(tools_dir) as second:
             assert (_cache(second).hits, _cache(second).misses) == (0, 3)
     assert "writable by others" in caplog.text

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from support import eventually
 
-from loader.calls import CallLimits, CallRunner
-from loader.registry import ToolRegistry
+from loader.calls.runner import CallLimits, CallRunner
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.tools.function_tool import FunctionTool

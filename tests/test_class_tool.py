@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolValidationError
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, create_tool, decorate_class, get_tool_metadata, is_tool
 from loader.tools.metadata import ToolMetadata, ToolParameter
 from loader.tools.params import validate_tool_params

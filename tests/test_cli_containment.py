@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import cli_env, eventually, run_cli, write
 
-from loader.cli import build_parser
+from loader.console.cli import build_parser
 
 HOSTILE = '''
 import sys

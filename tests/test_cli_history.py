@@ -14,8 +14,8 @@ from support import call_text, cli_env, eventually, run_cli, write
 from test_cli_watch import LineReader
 
 from loader import ToolLoader
-from loader.history import HistoryStore, database_path
-from loader.history_recorder import HistoryRecorder
+from loader.history.recorder import HistoryRecorder
+from loader.history.store import HistoryStore, database_path
 
 CALC_V1 = '''
 from loader import tool

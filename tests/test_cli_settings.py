@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loader import cli
+from loader.console import cli
 from loader.console.common import UsageError, positive_float
 
 

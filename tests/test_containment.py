@@ -4,7 +4,7 @@ Every tool style (sync and async functions and generators, class tools,
 module tools, a third-party ``AgentTool``) is called through ``invoke``,
 ``ainvoke``, ``stream`` and the registry. Direct calls run in a worker thread:
 in the main thread a ``KeyboardInterrupt`` is taken as the host's Ctrl-C
-(``loader.containment``), which is tested on its own with a real signal.
+(``loader.calls.containment``), which is tested on its own with a real signal.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from loader.containment import belongs_to_caller
-from loader.registry import ToolRegistry
+from loader.calls.containment import belongs_to_caller
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.tools.function_tool import FunctionTool
 from loader.tools.module_tool import ModuleTool

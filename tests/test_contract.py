@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from support import EVENTS_ONLY, FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
-from loader.registry_changes import ChangeKind, RegistryChangeSet
+from loader.registry.changes import ChangeKind, RegistryChangeSet
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
 from loader.status import FileState, LoaderEvent, LoaderEventKind

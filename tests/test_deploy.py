@@ -17,7 +17,7 @@ import pytest
 from serving import serve_http
 from support import write
 
-from loader.cli import build_parser
+from loader.console.cli import build_parser
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from support import FAST, write
 
 from loader.fingerprint import FingerprintCache, tool_set_fingerprint
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 from loader.tools.function_tool import FunctionTool
 

@@ -32,7 +32,7 @@ from serving import Served, get, serve_http
 
 from loader.fingerprint import tool_set_fingerprint
 from loader.mcp import FINGERPRINT_META_KEY
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fleet]

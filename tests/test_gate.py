@@ -17,7 +17,7 @@ from support import FAST, cli_env, eventually, run_cli, write
 from test_cli_watch import LineReader
 
 from loader import FileState, LoaderEvent, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
-from loader.history import HistoryStore
+from loader.history.store import HistoryStore
 from loader.reload.gate import (
     EXAMPLE_FAILED,
     FailureKind,

@@ -18,9 +18,9 @@ import pytest
 from support import cli_env, eventually, function_tool_source, write
 
 from loader import ToolLoader, hookimpl
-from loader.history import HistoryError, HistoryStore, NewVersion, database_path
-from loader.history_recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
-from loader.spec_severity import SpecChangeKind
+from loader.history.recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
+from loader.history.store import HistoryError, HistoryStore, NewVersion, database_path
+from loader.spec_diff.kinds import SpecChangeKind
 
 
 def _sha(data: bytes) -> str:
@@ -118,7 +118,7 @@ _HAMMER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from loader.history import HistoryStore, NewVersion
+    from loader.history.store import HistoryStore, NewVersion
     folder, state, tool, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     store = HistoryStore(folder, state, keep=1000)
     print("ready", flush=True)
@@ -246,7 +246,7 @@ _WATCHER = textwrap.dedent(
     """
     import sys
     from loader import ToolLoader, hookimpl
-    from loader.history_recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
+    from loader.history.recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
     from support import FAST
     loader = ToolLoader([sys.argv[1]], plugins=[HistoryRecorder(sys.argv[2])], config=FAST)
     loader.subscribe(lambda event: print("loaded", event.status.content_hash, flush=True))
@@ -367,7 +367,7 @@ def test_recorder_when_the_file_moved_on_before_it_was_read(
 _OPEN_AT = textwrap.dedent(
     """
     import sys, time
-    from loader.history import HistoryStore
+    from loader.history.store import HistoryStore
     start = float(sys.argv[3])
     while time.time() < start:
         pass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loader.reload.import_graph import ImportGraph
+from loader.importing.import_graph import ImportGraph
 
 
 def test_dependents_are_transitive_and_dependencies_direct() -> None:

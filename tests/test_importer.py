@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import MakeLoader, call_text, write
 
-from loader.reload.importer import NAMESPACE, ToolImporter
+from loader.importing.importer import NAMESPACE, ToolImporter
 
 
 @pytest.fixture(params=["thread", "process"])

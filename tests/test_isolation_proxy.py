@@ -15,7 +15,7 @@ from support import FAST, MakeLoader, call_text, eventually, write
 from test_isolation import _children
 
 from loader.isolation import ProxyTool
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 from loader.tools.class_tool import get_tool_metadata
 from loader.types import AgentTool, ToolUse

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from support import eventually
 
-from loader.lanes import CallLane, LaneMap
+from loader.calls.lanes import CallLane, LaneMap
 
 WAIT = 20.0
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from loader.lifecycle import Lifecycle, acleanup, arun_counted, cleanup, run_counted, safe_name
+from loader.registry.lifecycle import Lifecycle, acleanup, arun_counted, cleanup, run_counted, safe_name
 from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 

@@ -20,9 +20,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support import write
 
-from loader.calls import CallLimits
+from loader.calls.runner import CallLimits
 from loader.mcp.server import MCPToolServer
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.function_tool import FunctionTool
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ from support import FAST, eventually, write
 
 from loader.fingerprint import tool_set_fingerprint
 from loader.mcp.fingerprints import GenerationFingerprints
-from loader.registry_changes import RegistryChangeSet
-from loader.registry_snapshot import RegistrySnapshot
+from loader.registry.changes import RegistryChangeSet
+from loader.registry.snapshot import RegistrySnapshot
 from loader.reload.loader import ToolLoader
 
 GREET = '''
@@ -53,7 +53,7 @@ def test_a_generation_is_fingerprinted_with_the_statuses_published_for_it(tmp_pa
 
 
 def test_without_a_loader_names_and_specs_decide_at_once() -> None:
-    from loader.registry import ToolRegistry
+    from loader.registry.tool_registry import ToolRegistry
     from loader.tools.function_tool import FunctionTool
 
     def echo(text: str) -> str:

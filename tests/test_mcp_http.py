@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from serving import DEADLINE, HttpAnswer, get, serve_http
 from support import write
 
-from loader.cli import main
+from loader.console.cli import main
 from loader.mcp import FINGERPRINT_META_KEY
 
 pytestmark = pytest.mark.anyio

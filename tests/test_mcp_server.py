@@ -24,7 +24,7 @@ from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel
 
 from loader.mcp import FINGERPRINT_META_KEY, MCPToolServer, to_call_tool_result, to_mcp_tool
-from loader.registry import ToolRegistry
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.function_tool import FunctionTool
 from loader.types import ToolResult, ToolSpec
 

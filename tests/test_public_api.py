@@ -36,8 +36,8 @@ def test_core_and_cli_do_not_need_the_optional_extras(tmp_path: Path) -> None:
     import sys
 
     code = (
-        "import sys, loader, loader.cli\n"
-        "loader.cli.build_parser()\n"
+        "import sys, loader, loader.console.cli\n"
+        "loader.console.cli.build_parser()\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'anyio', 'strands', 'uvicorn'))\n"
         "print(heavy)\n"
     )

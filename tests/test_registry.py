@@ -12,9 +12,9 @@ from typing import Any, Literal
 import pytest
 
 from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNotFoundError
-from loader.registry import ToolRegistry
-from loader.registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
-from loader.registry_snapshot import RegistrySnapshot
+from loader.registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
+from loader.registry.snapshot import RegistrySnapshot
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.types import AgentTool, ToolChoiceTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
 

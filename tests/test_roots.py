@@ -25,8 +25,8 @@ from fs_layouts import ConfigMapLayout, GitSyncLayout
 from support import FAST, call_text, eventually, function_tool_source
 
 from loader import tool
-from loader.registry import ToolRegistry
-from loader.registry_changes import ChangeKind, RegistryChangeSet
+from loader.registry.changes import ChangeKind, RegistryChangeSet
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.disk import IS_A_LINK, NotARegularFile, names_a_file, read_file, read_unlinked_file
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchMode

@@ -24,7 +24,7 @@ from mcp.client.stdio import stdio_client
 from serving import serve_http, server_env
 from support import write
 
-from loader.cli import build_parser, main
+from loader.console.cli import build_parser, main
 
 pytestmark = pytest.mark.anyio
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from loader.console.serve_status import StatusLine, change_set_line, reporting
-from loader.registry import ToolRegistry
-from loader.registry_changes import RegistryChangeSet
+from loader.registry.changes import RegistryChangeSet
+from loader.registry.tool_registry import ToolRegistry
 from loader.tools.function_tool import FunctionTool
 
 

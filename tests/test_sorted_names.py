@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loader.sorted_names import DELTA_LIMIT, NameListing
+from loader.registry.name_listing import DELTA_LIMIT, NameListing
 
 
 def test_a_fresh_listing_sorts_the_keys() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from loader.hookspecs import hookimpl
+from loader.importing.discovery import SourceFinder, make_plugin_manager
 from loader.reload.config import LoaderConfig
-from loader.reload.discovery import SourceFinder, make_plugin_manager
 from loader.reload.sources import is_default_tool_source, is_ignored_dir
 
 ROOT = Path("/tools")

@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from loader import ToolSpec, tool
-from loader.spec_changes import compare_specs, compare_tool_sets, describe_change
-from loader.spec_severity import SpecChange, SpecChangeKind
+from loader.spec_diff.kinds import SpecChange, SpecChangeKind
+from loader.spec_diff.specs import compare_specs, compare_tool_sets, describe_change
 
 B, A, C, N = SpecChangeKind.BREAKING, SpecChangeKind.ADDITIVE, SpecChangeKind.COSMETIC, SpecChangeKind.NONE
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import eventually
 
-from loader.reload.worker import ImportAbandoned, ImportPool, ImportTimeout
+from loader.importing.threads import ImportAbandoned, ImportPool, ImportTimeout
 
 
 def _spinner(tmp_path: Path) -> tuple[Path, dict[str, object]]:

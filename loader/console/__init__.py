@@ -1,1 +1,1 @@
-"""The rich console: one module per command, wired together by ``loader.cli``."""
+"""The rich console: one module per command, wired together by ``loader.console.cli``."""

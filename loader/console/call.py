@@ -23,7 +23,7 @@ from rich.json import JSON
 from rich.markup import escape
 from rich.text import Text
 
-from ..containment import HostInterrupt
+from ..calls.containment import HostInterrupt
 from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console

@@ -35,7 +35,7 @@ def _jsonable(value: Any) -> Any:
 
 def effective_settings() -> list[dict[str, Any]]:
     """One record per command option: its value and source with no flags given (env, file, default)."""
-    from ..cli import COMMANDS, settings_for
+    from .cli import COMMANDS, settings_for
 
     records: list[dict[str, Any]] = []
     for command in COMMANDS:

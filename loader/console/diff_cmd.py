@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.text import Text
 
-from ..history import HistoryError, HistoryStore, ToolVersion
-from ..spec_changes import compare_specs, describe_change
+from ..history.store import HistoryError, HistoryStore, ToolVersion
+from ..spec_diff.specs import compare_specs, describe_change
 from .common import UsageError, add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
 

@@ -10,9 +10,9 @@ import time
 from rich.markup import escape
 from rich.table import Table
 
-from ..history import ToolVersion
-from ..spec_changes import describe_change
-from ..spec_severity import SpecChangeKind
+from ..history.store import ToolVersion
+from ..spec_diff.kinds import SpecChangeKind
+from ..spec_diff.specs import describe_change
 from .common import add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
 from .render import display_path

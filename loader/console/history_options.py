@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..history import HistoryError, HistoryStore, database_path
-from ..history_recorder import HistoryRecorder
+from ..history.recorder import HistoryRecorder
+from ..history.store import HistoryError, HistoryStore, database_path
 from ..reload.loader import ToolLoader
 from .common import UsageError, resolve_dirs
 

@@ -6,8 +6,8 @@ import argparse
 
 from rich.text import Text
 
-from ..history import HistoryError
-from ..rollback import RollbackRefused, apply_rollback, plan_rollback
+from ..history.rollback import RollbackRefused, apply_rollback, plan_rollback
+from ..history.store import HistoryError
 from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
 from .render import display_path

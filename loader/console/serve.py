@@ -52,7 +52,7 @@ _HTTP_ONLY = (
     "keep_alive_timeout",
 )
 APPLIES_ONLY_WITH = {name: ("transport", "http") for name in _HTTP_ONLY}
-"""Options refused on the command line unless ``--transport http`` (``loader.cli`` checks them)."""
+"""Options refused on the command line unless ``--transport http`` (``loader.console.cli`` checks them)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..registry import ToolRegistry
-from ..registry_changes import ChangeKind, RegistryChangeSet
+from ..registry.changes import ChangeKind, RegistryChangeSet
+from ..registry.tool_registry import ToolRegistry
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind
 

@@ -29,7 +29,7 @@ from typing import Final
 from rich.console import Console, Group
 from rich.live import Live
 
-from ..registry_changes import RegistryChangeSet
+from ..registry.changes import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, ScanReport
 from .common import add_dirs_argument, positive_int, stderr_console, stdout_console

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..types import AgentTool, ToolResult
 
 if TYPE_CHECKING:
-    from ..registry_snapshot import RegistrySnapshot
+    from ..registry.snapshot import RegistrySnapshot
 
 __all__ = ["ainvoke_nonblocking", "runs_on_event_loop"]
 
@@ -40,7 +40,7 @@ async def ainvoke_nonblocking(
     The snapshot pins the tool version for the whole call, so a reload that
     lands mid-call never mixes two versions. The registry runs synchronous
     tools on their own bounded lane of threads and async tools on this loop,
-    under its ``CallLimits`` (see ``loader.calls``); cancelling the caller
+    under its ``CallLimits`` (see ``loader.calls.runner``); cancelling the caller
     cancels an async tool, drops a synchronous call that has not started and
     asks a running one to stop.
     """

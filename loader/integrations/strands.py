@@ -40,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "loader.integrations.strands needs Strands Agents: pip install 'tool-loader[strands]'"
     ) from exc
 
-from ..containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller
 from ..results import error_result, exception_result
 from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
 from . import ainvoke_nonblocking
@@ -48,7 +48,7 @@ from . import ainvoke_nonblocking
 if TYPE_CHECKING:
     from strands import Agent
 
-    from ..registry import ToolRegistry
+    from ..registry.tool_registry import ToolRegistry
 
 __all__ = ["LoaderToolProvider", "StrandsFunctionTool", "StrandsToolAdapter"]
 

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..reload.backend import Discover, Load
-from ..reload.importer import ToolImporter
-from ..reload.worker import ImportJob, ImportPool, ImportTimeout
+from ..importing.backend import Discover, Load
+from ..importing.importer import ToolImporter
+from ..importing.threads import ImportJob, ImportPool, ImportTimeout
 from ..status import LoadErrorInfo, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..reload.import_graph import ImportGraph
+from ..importing.import_graph import ImportGraph
 
 __all__ = ["ModuleLedger", "ModuleVersion"]
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from ..errors import ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
+from ..importing.importer import ToolImporter
 from ..names import is_valid_tool_name, normalise_tool_name
-from ..reload.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
@@ -173,7 +173,7 @@ class Worker:
     def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
         import importlib.util
 
-        from ..reload.importer import _SourceBytesLoader
+        from ..importing.importer import _SourceBytesLoader
 
         spec = self.importer._file_spec(name, path, package_dir=path.parent)
         loader = _SourceBytesLoader(self.importer, path)

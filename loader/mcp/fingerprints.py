@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..fingerprint import FingerprintCache
-from ..registry_snapshot import RegistrySnapshot
+from ..registry.snapshot import RegistrySnapshot
 
 if TYPE_CHECKING:
     from ..reload.loader import ToolLoader

@@ -23,8 +23,8 @@ from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp_types import methods as _methods
 
-from ..registry import ToolRegistry
-from ..registry_snapshot import RegistrySnapshot
+from ..registry.snapshot import RegistrySnapshot
+from ..registry.tool_registry import ToolRegistry
 from .fingerprints import GenerationFingerprints
 from .wire import FINGERPRINT_META_KEY
 

@@ -45,9 +45,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from ..integrations import ainvoke_nonblocking
-from ..registry import ToolRegistry
-from ..registry_changes import RegistryChangeSet
-from ..registry_snapshot import RegistrySnapshot
+from ..registry.changes import RegistryChangeSet
+from ..registry.snapshot import RegistrySnapshot
+from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, new_tool_use_id
 from .fingerprints import GenerationFingerprints
 from .listing import ListingCache

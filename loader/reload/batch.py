@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..importing.backend import LoadBackend
+from ..importing.discovery import SourceFinder
 from ..status import LoadErrorInfo, LoadErrorKind
-from .backend import LoadBackend
-from .discovery import SourceFinder
 from .disk import IS_A_LINK, names_a_file, read_file_stat, read_unlinked_file
 from .file_state import FileRecord, SourceRead, source_read
 from .path_order import sorted_paths

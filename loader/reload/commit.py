@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..names import normalise_tool_name
-from ..registry import ToolRegistry
-from ..registry_changes import RegistryChangeSet
+from ..registry.changes import RegistryChangeSet
+from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool
 from .file_state import FileRecord
 from .ownership import NameOwnership, OwnershipChange

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..calls import DEFAULT_CALL_TIMEOUT, CallLimits
+from ..calls.runner import DEFAULT_CALL_TIMEOUT, CallLimits
 from .watcher import WatchTimings
 
 __all__ = ["LoaderConfig"]
@@ -42,7 +42,7 @@ class LoaderConfig:
             rejects the new version and the last good one keeps serving.
         example_timeout: Seconds one example may run before it counts as failed.
         bytecode_cache: Thread mode: keep the compiled code of a scan's files for the next
-            start, keyed by path and content hash (``loader.reload.bytecode_cache``).
+            start, keyed by path and content hash (``loader.importing.bytecode_cache``).
     """
 
     recursive: bool = True

@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..importing.backend import LoadBackend
 from ..names import normalise_tool_name
-from ..registry_changes import ChangeKind, RegistryChangeSet
-from ..spec_changes import compare_specs
-from ..spec_severity import SpecChange, SpecChangeKind
+from ..registry.changes import ChangeKind, RegistryChangeSet
+from ..spec_diff.kinds import SpecChange, SpecChangeKind
+from ..spec_diff.specs import compare_specs
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .backend import LoadBackend
 from .file_state import FileRecord, Phase
 from .path_order import path_key
 

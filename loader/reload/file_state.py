@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from pathlib import Path
 
-from ..spec_severity import SpecChange
+from ..spec_diff.kinds import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool
 

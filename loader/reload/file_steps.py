@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ..importing.backend import LoadBackend
 from ..status import FileStatus
 from ..types import AgentTool
-from .backend import LoadBackend
 from .batch import BatchPlan
 from .config import LoaderConfig
 from .events import FileOutcome

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..importing.backend import Discover, LoadBackend
+from ..importing.threads import ImportJob, ImportTimeout
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
 from ..types import AgentTool
-from .backend import Discover, LoadBackend
 from .config import LoaderConfig
 from .file_state import FileRecord, SourceRead
-from .worker import ImportJob, ImportTimeout
 
 __all__ = ["ImportOutcome", "ImportRunner"]
 

@@ -25,8 +25,18 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..fingerprint import FingerprintCache
-from ..registry import ToolRegistry
-from ..registry_snapshot import RegistrySnapshot
+from ..importing.backend import LoadBackend, make_backend
+from ..importing.bytecode_cache import BytecodeCache
+from ..importing.discovery import (
+    SourceFinder,
+    class_tool_args,
+    discover_tools,
+    has_implementations,
+    make_plugin_manager,
+    notify_hook,
+)
+from ..registry.snapshot import RegistrySnapshot
+from ..registry.tool_registry import ToolRegistry
 from ..status import (
     FileState,
     FileStatus,
@@ -35,19 +45,9 @@ from ..status import (
     ScanReport,
 )
 from ..types import AgentTool
-from .backend import LoadBackend, make_backend
 from .batch import load_order, plan_batch
-from .bytecode_cache import BytecodeCache
 from .commit import commit_owners
 from .config import LoaderConfig
-from .discovery import (
-    SourceFinder,
-    class_tool_args,
-    discover_tools,
-    has_implementations,
-    make_plugin_manager,
-    notify_hook,
-)
 from .events import Announcer, FileOutcome, derive_events, failing_helpers, note_spec_changes
 from .file_state import FileRecord
 from .file_steps import FileSteps

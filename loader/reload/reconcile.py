@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .backend import LoadBackend
+from ..importing.backend import LoadBackend
+from ..importing.discovery import SourceFinder
 from .config import LoaderConfig
-from .discovery import SourceFinder
 from .file_state import FileRecord, stat_signature
 from .rescan import Rescanner
 from .watcher import ChangeScheduler, FolderWatcher

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, cast
 
-from ..containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller
 from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import exception_result, to_tool_result
 from ..types import (

@@ -38,7 +38,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ..containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller
 from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
 from ..types import (
@@ -53,7 +53,7 @@ from ..types import (
     call_frame,
     new_tool_use_id,
 )
-from .function_spec import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
+from .function_definition import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
 from .options import ToolOptions
 from .schema import caller_namespace, copy_json
 from .validation import (
@@ -397,7 +397,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
         """Log the tool's exception and turn it into an error result (or re-raise with raise_errors).
 
         Any ``BaseException`` counts (a tool's ``sys.exit()`` must not stop the host), except
-        the caller's own cancellation or Ctrl-C (``loader.containment``), which propagate.
+        the caller's own cancellation or Ctrl-C (``loader.calls.containment``), which propagate.
         """
         if self._definition.raise_errors or belongs_to_caller(exc):
             raise exc

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from ..containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller
 from ..errors import ToolDefinitionError
 from ..names import check_tool_name
 from ..results import exception_result, to_tool_result

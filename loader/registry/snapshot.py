@@ -2,7 +2,7 @@
 
 A ``RegistrySnapshot`` is what readers see: a plain attribute read of the
 registry's current one, with no lock. Its ``immutables.Map`` s are shared with
-the next snapshot but for the changed paths, which ``loader.registry_batch``
+the next snapshot but for the changed paths, which ``loader.registry.batch``
 stages and ``RegistrySnapshot._from_batch`` adopts, so a commit costs what it
 changed.
 """
@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from immutables import Map
 
+from ..names import normalise_tool_name
+from ..results import error_result
+from ..types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from .changes import ChangeKind, RegistryChange
 from .lifecycle import Lifecycle, arun_counted, run_counted
-from .names import normalise_tool_name
-from .registry_changes import ChangeKind, RegistryChange
-from .results import error_result
-from .sorted_names import NameListing
-from .types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from .name_listing import NameListing
 
 if TYPE_CHECKING:
-    from .registry_batch import RegistryBatch
+    from .batch import RegistryBatch
 
 __all__ = ["RegistryEntry", "RegistrySnapshot", "unknown_tool"]
 

@@ -23,11 +23,11 @@ from typing import Any, Protocol, cast
 
 from rich.markup import escape
 
-from . import __version__
-from .calls import DEFAULT_CALL_TIMEOUT, CallLimits
-from .console import settings
-from .console.common import UsageError, error_console, set_quiet
-from .console.isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
+from .. import __version__
+from ..calls.runner import DEFAULT_CALL_TIMEOUT, CallLimits
+from . import settings
+from .common import UsageError, error_console, set_quiet
+from .isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
 
 __all__ = [
     "COMMANDS",
@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tool-loader`` and ``python -m loader``; returns the exit status."""
     parser = build_parser()
     if "_ARGCOMPLETE" in os.environ:
-        from .console.completion import autocomplete
+        from .completion import autocomplete
 
         autocomplete(parser)
     try:

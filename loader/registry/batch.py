@@ -9,11 +9,11 @@ as the next ``RegistrySnapshot``.
 
 from __future__ import annotations
 
-from .errors import DuplicateToolError, ToolNotFoundError
-from .names import check_tool_name, normalise_tool_name
-from .registry_changes import ChangeKind, RegistryChange, RegistryChangeSet
-from .registry_snapshot import RegistryEntry, RegistrySnapshot
-from .types import AgentTool
+from ..errors import DuplicateToolError, ToolNotFoundError
+from ..names import check_tool_name, normalise_tool_name
+from ..types import AgentTool
+from .changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .snapshot import RegistryEntry, RegistrySnapshot
 
 __all__ = ["BATCH_OVER", "RegistryBatch"]
 

@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ToolLoaderError
-from .history import HistoryError, HistoryStore, ToolVersion
+from ..errors import ToolLoaderError
+from .store import HistoryError, HistoryStore, ToolVersion
 
 __all__ = ["RollbackPlan", "RollbackRefused", "apply_rollback", "backup_dir", "plan_rollback"]
 

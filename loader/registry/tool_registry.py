@@ -1,14 +1,14 @@
 """The thread-safe tool registry: immutable snapshots swapped under a lock.
 
-Readers take the current ``RegistrySnapshot`` (``loader.registry_snapshot``)
+Readers take the current ``RegistrySnapshot`` (``loader.registry.snapshot``)
 with a plain attribute read and never wait for writers. Writers stage changes
-in a ``RegistryBatch`` (``loader.registry_batch``) while holding the write
+in a ``RegistryBatch`` (``loader.registry.batch``) while holding the write
 lock, then swap in the next snapshot (one generation, one
-``RegistryChangeSet``, ``loader.registry_changes``). Change sets are queued
+``RegistryChangeSet``, ``loader.registry.changes``). Change sets are queued
 under the write lock and delivered outside it by one thread at a time, so
 listeners see them in commit order. Tools that leave the registry get
 ``cleanup()`` once the calls running through them have returned
-(``loader.lifecycle`` counts them).
+(``loader.registry.lifecycle`` counts them).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .calls import CallLimits, CallRunner
+from ..calls.runner import CallLimits, CallRunner
+from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from .batch import BATCH_OVER, RegistryBatch
+from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
-from .registry_batch import BATCH_OVER, RegistryBatch
-from .registry_changes import RegistryChangeSet
-from .registry_snapshot import RegistrySnapshot, unknown_tool
-from .types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from .snapshot import RegistrySnapshot, unknown_tool
 
 __all__ = ["ToolRegistry"]
 

@@ -21,9 +21,9 @@ import pluggy
 from ..errors import DuplicateToolInFileError, InvalidToolNameError, ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
+from ..reload.config import LoaderConfig
+from ..reload.sources import is_default_source_name, is_default_tool_source, is_ignored_dir
 from ..types import AgentTool
-from .config import LoaderConfig
-from .sources import is_default_source_name, is_default_tool_source, is_ignored_dir
 
 __all__ = [
     "SourceFinder",

@@ -1,4 +1,4 @@
-"""Reading JSON Schemas the way ``loader.schema_compare`` compares them: resolved, flattened, typed.
+"""Reading JSON Schemas the way ``loader.spec_diff.schemas`` compares them: resolved, flattened, typed.
 
 Schemas come as pydantic v2 emits them: ``$ref`` into the side's own
 ``$defs`` (or an older one-element ``allOf`` around a ``$ref``), ``anyOf`` /

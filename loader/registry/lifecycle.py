@@ -17,9 +17,9 @@ import threading
 from collections.abc import Awaitable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from .calls import CallRunner, safe_name
-from .containment import belongs_to_caller
-from .types import AgentTool, ToolCall, ToolResult, run_sync
+from ..calls.containment import belongs_to_caller
+from ..calls.runner import CallRunner, safe_name
+from ..types import AgentTool, ToolCall, ToolResult, run_sync
 
 __all__ = ["Lifecycle", "acleanup", "arun_counted", "cleanup", "run_counted", "safe_name"]
 

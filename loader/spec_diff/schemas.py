@@ -5,7 +5,7 @@ still accept every call the old one did (narrowed: breaking; widened:
 additive)? For an output schema it is reversed: does every new result still
 fit what consumers of the old one expect? ``SchemaComparer`` walks both sides
 together (types, unions, enums, bounds, objects, arrays), each resolved against
-its own root by ``loader.schema_shapes``, and notes reasons in ``SpecNotes``.
+its own root by ``loader.spec_diff.shapes``, and notes reasons in ``SpecNotes``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .schema_shapes import (
+from .kinds import SpecChangeKind, SpecNotes
+from .shapes import (
     HANDLED_KEYS,
     LOWER_BOUNDS,
     RESTRICTIONS,
@@ -28,7 +29,6 @@ from .schema_shapes import (
     shape,
     type_name,
 )
-from .spec_severity import SpecChangeKind, SpecNotes
 
 __all__ = ["Direction", "SchemaComparer"]
 

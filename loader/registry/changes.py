@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .types import AgentTool
+from ..types import AgentTool
 
 __all__ = ["ChangeKind", "RegistryChange", "RegistryChangeSet"]
 

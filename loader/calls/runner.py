@@ -2,7 +2,7 @@
 
 * From async code (``ainvoke``: the MCP server, Strands agents; ``astream``:
   ``tool-loader call``) a synchronous tool runs on its own bounded lane of
-  threads (``loader.lanes``), so a stuck tool can only use up its own
+  threads (``loader.calls.lanes``), so a stuck tool can only use up its own
   ``max_concurrent_per_tool`` threads, never the ones other tools need; the
   caller awaits the result with the deadline. Calls beyond the cap wait in
   line rather than fail at once: a model that fans out ten calls of one tool
@@ -20,7 +20,7 @@
   cost every call ~10x its overhead (tens of µs instead of a few). An async
   tool called from ``invoke`` still gets its deadline (it is cancellable).
 
-Whatever tool code raises becomes an error result (``loader.containment``
+Whatever tool code raises becomes an error result (``loader.calls.containment``
 says which exceptions are the caller's instead); a timeout is an error result
 naming it (``ToolCallTimeout``). ``release`` is called exactly once per call,
 when the tool's code has really finished (a call abandoned at its deadline
@@ -38,11 +38,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ToolCallTimeout
+from ..results import error_result, exception_result, is_tool_result_like
+from ..types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 from .containment import belongs_to_caller
-from .errors import ToolCallTimeout
 from .lanes import CallLane, LaneMap
-from .results import error_result, exception_result, is_tool_result_like
-from .types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import platformdirs
 
-from .errors import ToolLoaderError
-from .spec_changes import compare_specs
-from .spec_severity import SpecChange
+from ..errors import ToolLoaderError
+from ..spec_diff.kinds import SpecChange
+from ..spec_diff.specs import compare_specs
 
 __all__ = [
     "DEFAULT_KEEP",

@@ -14,11 +14,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
+from ..reload.config import LoaderConfig
 from ..types import AgentTool
 from .bytecode_cache import BytecodeCache
-from .config import LoaderConfig
 from .importer import ToolImporter
-from .worker import ImportJob, ImportPool
+from .threads import ImportJob, ImportPool
 
 __all__ = ["Discover", "InProcessBackend", "Load", "LoadBackend", "make_backend"]
 

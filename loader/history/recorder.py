@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .history import DEFAULT_KEEP, HistoryStore, NewVersion
-from .hookspecs import hookimpl
-from .types import AgentTool
+from ..hookspecs import hookimpl
+from ..types import AgentTool
+from .store import DEFAULT_KEEP, HistoryStore, NewVersion
 
 __all__ = ["NOTE_CONTENT_MISMATCH", "HistoryRecorder"]
 

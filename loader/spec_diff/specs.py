@@ -9,8 +9,8 @@ examples, defaults) are cosmetic.
 
 This module is the entry point: one tool (``compare_specs``), a set of tools
 (``compare_tool_sets``) and one line for either (``describe_change``). The
-kinds and one tool's verdict are in ``loader.spec_severity``; the structural
-walk of two schemas is ``loader.schema_compare``'s.
+kinds and one tool's verdict are in ``loader.spec_diff.kinds``; the structural
+walk of two schemas is ``loader.spec_diff.schemas``'s.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .schema_compare import Direction, SchemaComparer
-from .spec_severity import SEVERITY, SpecChange, SpecChangeKind, SpecNotes
-from .types import ToolSpec
+from ..types import ToolSpec
+from .kinds import SEVERITY, SpecChange, SpecChangeKind, SpecNotes
+from .schemas import Direction, SchemaComparer
 
 __all__ = [
     "ToolSetChange",

@@ -2,8 +2,8 @@
 
 ``SpecChangeKind`` names the kinds and ``SEVERITY`` ranks them; ``SpecChange``
 is the verdict for one tool, with one reason per difference. ``SpecNotes``
-collects reasons while ``loader.schema_compare`` walks two schemas, and turns
-them into that verdict. ``loader.spec_changes`` is the entry point.
+collects reasons while ``loader.spec_diff.schemas`` walks two schemas, and turns
+them into that verdict. ``loader.spec_diff.specs`` is the entry point.
 """
 
 from __future__ import annotations
