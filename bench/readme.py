@@ -2,7 +2,7 @@
 
 Every figure in the README's benchmark block comes from one results JSON, named
 in the block with the commit it measured, so the README cannot drift from the
-numbers (``tests/test_readme_bench.py`` fails when they disagree). The block
+numbers (``tests/e2e/test_readme_bench.py`` fails when they disagree). The block
 lies between ``<!-- bench:begin -->`` and ``<!-- bench:end -->``.
 
 Usage:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -12,6 +13,12 @@ import pytest
 from support import FAST
 
 from loader.reload.loader import ToolLoader
+
+# A shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C handler;
+# the suite tests what a user's Ctrl-C does, so it runs with Python's own handler wherever started
+# (the processes it spawns then get the default disposition back at exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HttpAnswer", "Served", "get", "serve_http", "server_env"]
+__all__ = ["GREET", "INITIALIZE", "HttpAnswer", "Served", "get", "post_json", "serve_http", "server_env"]
 
 DEADLINE = 20.0
 
@@ -125,3 +125,46 @@ def serve_http(
             process.kill()
             process.wait(10)
         reader.join(10)
+
+
+GREET = '''
+from loader import tool
+
+@tool
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"hello {name}"
+'''
+
+
+def post_json(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> HttpAnswer:
+    """A raw MCP POST (JSON-RPC body, both accept types), for what the SDK client hides."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=DEADLINE) as response:
+            return HttpAnswer(
+                response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+            )
+    except urllib.error.HTTPError as error:
+        return HttpAnswer(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import queue
+import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -122,3 +125,56 @@ def run_cli(
         text=True,
         timeout=60,
     )
+
+
+def child_pids() -> set[int]:
+    """Live (not zombie) child processes of this test process."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+LINE_DEADLINE = 30.0
+"""How long ``LineReader.wait_for`` waits for a line (generous: CI machines are shared)."""
+
+
+class LineReader:
+    """Collects a pipe's lines on a thread so the test can wait for them with a deadline."""
+
+    def __init__(self, stream: Iterable[str] | None) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        thread.start()
+
+    def _pump(self, stream: Iterable[str] | None) -> None:
+        assert stream is not None  # a process started with stdout=PIPE
+        for line in stream:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        deadline = time.monotonic() + LINE_DEADLINE
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(
+                    f"no line matching {pattern!r} within {LINE_DEADLINE} s; got {self.seen}"
+                )
+            try:
+                line = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found

@@ -20,7 +20,7 @@ def test_py_typed_ships() -> None:
 
 
 def test_builtin_plugins_install_under_the_loader_package() -> None:
-    # Imported by name, as loader/reload/discovery.py does: in a checkout, loader.plugins is the
+    # Imported by name, as loader/importing/discovery.py does: in a checkout, loader.plugins is the
     # top-level plugins/ folder mounted at import time, which mypy cannot follow.
     plugins = importlib.import_module("loader.plugins")
     builtin: tuple[str, ...] = plugins.BUILTIN_PLUGINS

@@ -94,10 +94,10 @@ def _plain(text: str) -> ParsedDocstring | None:
     """The result for a docstring without sections, worked out without the parser; None otherwise.
 
     Most tool docstrings are a sentence or two. ``docstring_parser`` tries all
-    four styles on each (about 0.13 ms, a third of a small file's import); a
+    four styles on each (a large share of a small file's import); a
     text with no line that could start a section gets the same answer from a
-    split at the first line break (checked against the parser on 60,000
-    docstrings of installed packages, ``tests/test_docstrings.py`` on samples).
+    split at the first line break (checked against the parser on the docstrings
+    of installed packages, ``tests/tools/test_docstrings.py`` on samples).
     """
     if _SECTION_MARK.search(text):
         return None

@@ -1,6 +1,6 @@
 """Events to settled batches: the scheduler's timing rules, driven by a fake event source.
 
-The real observer is exercised by tests/test_contract.py and tests/test_roots.py;
+The real observer is exercised by tests/e2e/test_contract.py and tests/reload/test_roots.py;
 here watchdog event objects are built by hand so the rules can be checked without
 the filesystem (and links on a folder's path are read from a temporary tree).
 """

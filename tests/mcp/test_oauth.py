@@ -20,9 +20,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import AnyHttpUrl
-from serving import get
+from serving import GREET, INITIALIZE, get, post_json
 from support import FAST, write
-from test_mcp_http import GREET, INITIALIZE, post_json
 
 from loader.mcp import HttpOptions, MCPToolServer, serve_http
 from loader.reload.loader import ToolLoader

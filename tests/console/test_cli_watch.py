@@ -8,18 +8,14 @@ with a generous deadline; nothing sleeps.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
-from support import write
+from support import LineReader, write
 
 DEADLINE = 20.0
 
@@ -105,36 +101,6 @@ def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_pa
         child.close(force=True)
     assert child.exitstatus == 0, child.before
     assert "Traceback" not in (child.before or "")
-
-
-class LineReader:
-    """Collects a pipe's lines on a thread so the test can wait for them with a deadline."""
-
-    def __init__(self, stream: Iterable[str] | None) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
-        thread.start()
-
-    def _pump(self, stream: Iterable[str] | None) -> None:
-        assert stream is not None  # a process started with stdout=PIPE
-        for line in stream:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"no line matching {pattern!r} within {DEADLINE} s; got {self.seen}")
-            try:
-                line = self.lines.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            self.seen.append(line)
-            found = re.search(pattern, line)
-            if found:
-                return found
 
 
 def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from support import FAST, write
 
 from loader.reload.loader import ToolLoader
 
-SAMPLE_TOOLS = Path(__file__).resolve().parents[1] / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 SIZES = [(80, 24), (100, 30), (200, 50)]
 EXTRA_TOOLS = 20
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SKIP = "<!-- readme-test: skip -->"
 OUTPUT = "<!-- readme-test: output -->"

@@ -274,7 +274,7 @@ def test_two_watching_processes_record_each_version_once(tools_dir: Path, tmp_pa
     state = tmp_path / "state"
     path = write(tools_dir / "calc.py", function_tool_source("calc", body="return 'v0'"))
     env = cli_env()
-    env["PYTHONPATH"] = str(Path(__file__).parent)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _WATCHER, str(tools_dir), str(state)],

@@ -10,8 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from support import call_text, cli_env, eventually, run_cli, write
-from test_cli_watch import LineReader
+from support import LineReader, call_text, cli_env, eventually, run_cli, write
 
 from loader import ToolLoader
 from loader.history.recorder import HistoryRecorder

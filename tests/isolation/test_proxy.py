@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FAST, MakeLoader, call_text, eventually, write
-from test_isolation import _children
+from support import FAST, MakeLoader, call_text, child_pids, eventually, write
 
 from loader.isolation import ProxyTool
 from loader.registry.tool_registry import ToolRegistry
@@ -20,7 +19,7 @@ from loader.reload.loader import ToolLoader
 from loader.tools.class_tool import get_tool_metadata
 from loader.types import AgentTool, ToolUse
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 PROCESS = replace(FAST, isolation="process")
 
 
@@ -209,11 +208,11 @@ def test_cancelling_an_awaited_call_stops_its_worker(tools_dir: Path, make_loade
         task = asyncio.ensure_future(ld.registry.ainvoke("spin", {"marker": str(marker)}))
         while not marker.exists():
             await asyncio.sleep(0.01)
-        spinning = _children()
+        spinning = child_pids()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        eventually(lambda: len(spinning - _children()) == 1, message="the spinning worker was stopped")
+        eventually(lambda: len(spinning - child_pids()) == 1, message="the spinning worker was stopped")
 
     asyncio.run(run())
     assert call_text(ld, "ok") == "ok"

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FAST, cli_env, eventually, run_cli, write
-from test_cli_watch import LineReader
+from support import FAST, LineReader, cli_env, eventually, run_cli, write
 
 from loader import FileState, LoaderEvent, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
 from loader.history.store import HistoryStore
@@ -357,7 +356,7 @@ def test_watch_gate_rejects_and_history_keeps_only_live_versions(tmp_path: Path)
 
 
 def test_sample_tools_examples_pass(tmp_path: Path) -> None:
-    samples = Path(__file__).resolve().parent.parent / "sample_tools"
+    samples = Path(__file__).resolve().parents[2] / "sample_tools"
     result = run_cli("check", str(samples), "--examples", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no problems found" in result.stdout

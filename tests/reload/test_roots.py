@@ -383,7 +383,7 @@ def test_chmod_000_fails_with_permission_error_not_removed(tmp_path: Path) -> No
     """As root, DAC checks are bypassed, so the loader runs in a child without those capabilities."""
     folder = tmp_path / "tools"
     folder.mkdir()
-    command = [sys.executable, "-c", _CHMOD_SCRIPT, str(folder), str(Path(__file__).parent)]
+    command = [sys.executable, "-c", _CHMOD_SCRIPT, str(folder), str(Path(__file__).resolve().parents[1])]
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
@@ -440,7 +440,7 @@ def test_over_the_inotify_limit_the_folder_is_polled_with_one_warning(tmp_path: 
         "-c",
         _WATCH_LIMIT_SCRIPT,
         str(folder),
-        str(Path(__file__).parent),
+        str(Path(__file__).resolve().parents[1]),
     ]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
@@ -504,7 +504,7 @@ def test_a_polled_folder_gets_events_again_once_the_os_has_watches(tmp_path: Pat
         "-c",
         _EVENTS_BACK_SCRIPT,
         str(folder),
-        str(Path(__file__).parent),
+        str(Path(__file__).resolve().parents[1]),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

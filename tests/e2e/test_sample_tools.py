@@ -14,7 +14,7 @@ from loader.reload.loader import ToolLoader
 from loader.status import FileState
 from loader.types import ToolResult, ToolUse
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 
 @pytest.fixture(scope="module", params=["thread", "process"])

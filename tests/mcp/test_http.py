@@ -7,9 +7,7 @@ SDK's own client).
 
 from __future__ import annotations
 
-import json
 import socket
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
-from serving import DEADLINE, HttpAnswer, get, serve_http
+from serving import DEADLINE, GREET, INITIALIZE, get, post_json, serve_http
 from support import write
 
 from loader.console.cli import main
@@ -29,14 +27,6 @@ from loader.mcp import FINGERPRINT_META_KEY
 
 pytestmark = pytest.mark.anyio
 
-GREET = '''
-from loader import tool
-
-@tool
-def greet(name: str) -> str:
-    """Greet someone."""
-    return f"hello {name}"
-'''
 
 ECHO = '''
 from loader import tool
@@ -71,39 +61,6 @@ def authorised(url: str, token: str) -> Any:
     return streamable_http_client(
         url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     )
-
-
-def post_json(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> HttpAnswer:
-    """A raw MCP POST (JSON-RPC body, both accept types), for what the SDK client hides."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            **(headers or {}),
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=DEADLINE) as response:
-            return HttpAnswer(
-                response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
-            )
-    except urllib.error.HTTPError as error:
-        return HttpAnswer(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 
 
 # -- probes ------------------------------------------------------------------------

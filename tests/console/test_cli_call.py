@@ -10,7 +10,7 @@ from support import run_cli
 
 from loader.console.call import parse_input
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 
 def call(*args: str, cwd: Path, merge: bool = False) -> subprocess.CompletedProcess[str]:

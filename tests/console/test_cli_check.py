@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support import run_cli, write, write_conflict_and_broken
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 WARNINGS_ONLY = '''
 from loader import tool

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support import FAST, call_text, eventually, function_tool_source, run_cli, write
+from support import FAST, call_text, child_pids, eventually, function_tool_source, run_cli, write
 
 from loader.reload.loader import ToolLoader
 from loader.status import FileState
@@ -58,23 +57,6 @@ def fault(how: str, size_mb: int = 0, marker: str = "") -> str:
         return f"allocated {len(block)}"
     return "fine"
 """
-
-
-def _children() -> set[int]:
-    """Live (not zombie) child processes of this test process."""
-    me = str(os.getpid())
-    found: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            found.add(int(entry))
-    return found
 
 
 def _text(result: ToolResult) -> str:
@@ -121,12 +103,12 @@ def test_crashed_worker_is_replaced_and_every_tool_keeps_answering(
 ) -> None:
     ld = make_loader(faults_dir, config=PROCESS)
     assert call_text(ld, "steady") == "steady"
-    before = _children()
+    before = child_pids()
     result = ld.registry.invoke("fault", {"how": how})
     assert result["status"] == "error" and "crashed its worker process" in _text(result)
     assert call_text(ld, "steady") == "steady"
     assert call_text(ld, "fault", {"how": "fine"}) == "fine"
-    eventually(lambda: len(before - _children()) == 1, message="exactly the crashed worker is gone")
+    eventually(lambda: len(before - child_pids()) == 1, message="exactly the crashed worker is gone")
 
 
 @pytest.mark.parametrize(
@@ -137,11 +119,11 @@ def test_system_exit_and_keyboard_interrupt_are_error_results_and_the_worker_sta
 ) -> None:
     ld = make_loader(faults_dir, config=PROCESS)
     assert call_text(ld, "fault", {"how": "fine"}) == "fine"
-    workers = _children()
+    workers = child_pids()
     result = ld.registry.invoke("fault", {"how": how})
     assert result["status"] == "error" and _text(result).startswith(f"Error: {expected}")
     assert call_text(ld, "steady") == "steady"
-    assert workers <= _children()
+    assert workers <= child_pids()
 
 
 # -- hangs ---------------------------------------------------------------------------------------
@@ -214,7 +196,7 @@ def test_stuck_imports_kill_their_worker_instead_of_leaking_threads(
     status = ld.file_status(stuck)
     assert status is not None and status.error is not None and status.error.line in (2, 3)
     assert threading.active_count() <= threads
-    assert len(_children()) <= 4  # the import worker, a spare, a warm call worker (+ one starting)
+    assert len(child_pids()) <= 4  # the import worker, a spare, a warm call worker (+ one starting)
     assert call_text(ld, "steady") == "steady"
 
 

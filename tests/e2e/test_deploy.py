@@ -19,7 +19,7 @@ from support import write
 
 from loader.console.cli import build_parser
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
 
 kubernetes_validate = pytest.importorskip(

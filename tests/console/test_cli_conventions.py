@@ -13,7 +13,7 @@ from support import cli_env, eventually, run_cli, write, write_conflict_and_brok
 
 from loader import __version__
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 
 def _tool(name: str) -> str:

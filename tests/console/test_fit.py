@@ -8,7 +8,7 @@ from support import run_cli
 
 from loader.console.fit import Column, clip, clip_left, fit_columns
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 COLUMNS = [
     Column("name", 0, 10, 18),

@@ -10,7 +10,7 @@ from support import FAST, run_cli
 from loader.console.inspect_cmd import schema_type
 from loader.reload.loader import ToolLoader
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 
 def first_line_of(path: Path, prefix: str) -> int:

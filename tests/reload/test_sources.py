@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from loader.hookspecs import hookimpl
-from loader.importing.discovery import SourceFinder, make_plugin_manager
-from loader.reload.config import LoaderConfig
-from loader.reload.sources import is_default_tool_source, is_ignored_dir
+from loader.importing.discovery import make_plugin_manager
+from loader.reload.sources import SourceFinder, is_default_tool_source, is_ignored_dir
 
 ROOT = Path("/tools")
 
@@ -77,7 +76,7 @@ def _tree(root: Path) -> None:
 
 def test_a_walk_lists_sources_by_the_built_in_rule_and_never_inside_ignored_folders(tmp_path: Path) -> None:
     _tree(tmp_path)
-    finder = SourceFinder(make_plugin_manager(LoaderConfig(), [], loader=None), recursive=True)
+    finder = SourceFinder(make_plugin_manager([], loader=None), recursive=True)
     expected = {
         tmp_path / "a.py",
         tmp_path / "tool.py",
@@ -98,8 +97,6 @@ def test_a_walk_lists_sources_by_the_built_in_rule_and_never_inside_ignored_fold
 
 def test_a_walk_asks_a_plugin_that_has_its_own_rule(tmp_path: Path) -> None:
     _tree(tmp_path)
-    manager = make_plugin_manager(
-        LoaderConfig(builtin_plugins=False), [_OnlyNamesStartingWithT()], loader=None
-    )
+    manager = make_plugin_manager([_OnlyNamesStartingWithT()], loader=None, builtin=False)
     finder = SourceFinder(manager, recursive=True)
     assert set(finder.list_sources(tmp_path)) == {tmp_path / "tool.py", tmp_path / "sub" / "__init__.py"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import cli_env, run_cli
 
-SAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "sample_tools"
+SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 
 
 @pytest.mark.parametrize(
