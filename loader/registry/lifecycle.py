@@ -14,14 +14,14 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-from collections.abc import Awaitable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..calls.containment import belongs_to_caller
 from ..calls.runner import CallRunner, safe_name
-from ..types import AgentTool, ToolCall, ToolResult, run_sync
+from ..types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 
-__all__ = ["Lifecycle", "acleanup", "arun_counted", "cleanup", "run_counted", "safe_name"]
+__all__ = ["Lifecycle", "acleanup", "arun_counted", "astream_counted", "cleanup", "run_counted", "safe_name"]
 
 logger = logging.getLogger("loader.registry")
 
@@ -163,6 +163,30 @@ async def arun_counted(
 
     call = ToolCall(input, tool_use_id, invocation_state, agent)
     return await _runner_of(lifecycle).arun(tool, call, release, arelease)
+
+
+async def astream_counted(
+    tool: AgentTool,
+    lifecycle: Lifecycle[Any] | None,
+    input: Any,
+    tool_use_id: str,
+    invocation_state: dict[str, Any] | None,
+) -> AsyncIterator[Any]:
+    """Stream a pinned tool's events under the call limits; the last event is its result.
+
+    The call counts as in flight from the first event asked for (a stream never
+    started never counted) until the tool's code has finished.
+    """
+    if lifecycle is not None:
+        lifecycle.enter(tool)
+
+    def release() -> None:
+        if lifecycle is not None and lifecycle.exit(tool):
+            cleanup(tool)
+
+    tool_use: ToolUse = {"toolUseId": tool_use_id, "name": tool.tool_name, "input": input}
+    async for event in _runner_of(lifecycle).astream(tool, tool_use, invocation_state or {}, release):
+        yield event
 
 
 _DEFAULT_RUNNER = CallRunner()

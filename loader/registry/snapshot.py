@@ -2,30 +2,31 @@
 
 A ``RegistrySnapshot`` is what readers see: a plain attribute read of the
 registry's current one, with no lock. Its ``immutables.Map`` s are shared with
-the next snapshot but for the changed paths, which ``loader.registry.batch``
-stages and ``RegistrySnapshot._from_batch`` adopts, so a commit costs what it
-changed.
+the next snapshot but for the changed paths: a ``RegistryBatch`` (below) stages
+each change on them under the registry's write lock, and builds its successor
+snapshot from them, so a commit costs what it changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from immutables import Map
 
-from ..names import normalise_tool_name
+from ..errors import DuplicateToolError, ToolNotFoundError
+from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
 from ..types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
-from .changes import ChangeKind, RegistryChange
-from .lifecycle import Lifecycle, arun_counted, run_counted
+from .changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .lifecycle import Lifecycle, arun_counted, astream_counted, run_counted
 from .name_listing import NameListing
 
-if TYPE_CHECKING:
-    from .batch import RegistryBatch
+__all__ = ["BATCH_OVER", "RegistryBatch", "RegistryEntry", "RegistrySnapshot", "unknown_tool"]
 
-__all__ = ["RegistryEntry", "RegistrySnapshot", "unknown_tool"]
+BATCH_OVER = "this registry batch is closed; open a new one with registry.batch()"
+"""Why a batch refuses changes once its ``with`` block has ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,28 +78,6 @@ class RegistrySnapshot:
         self._listing = NameListing()
         self._tools: tuple[AgentTool, ...] | None = None
         self._lifecycle = lifecycle
-
-    @classmethod
-    def _from_batch(
-        cls,
-        generation: int,
-        staged: RegistryBatch,
-        changes: tuple[RegistryChange, ...],
-        lifecycle: Lifecycle[RegistrySnapshot],
-    ) -> RegistrySnapshot:
-        """The snapshot a finished batch produces; shares the batch's maps, so O(changes)."""
-        snapshot = cls.__new__(cls)
-        snapshot._generation = generation
-        snapshot._entries = staged._entries
-        snapshot._aliases = staged._aliases
-        snapshot._holders = staged._holders
-        snapshot._listing = staged._base._listing.successor(
-            (c.name for c in changes if c.kind is ChangeKind.ADDED),
-            (c.name for c in changes if c.kind is ChangeKind.REMOVED),
-        )
-        snapshot._tools = None
-        snapshot._lifecycle = lifecycle
-        return snapshot
 
     @property
     def _names(self) -> tuple[str, ...]:
@@ -184,6 +163,27 @@ class RegistrySnapshot:
             self._lifecycle.enter(tool)
         return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
 
+    async def astream(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+    ) -> AsyncIterator[Any]:
+        """The pinned tool's stream events as they come, under the call limits; the last is its result.
+
+        For callers that show progress (``tool-loader call``): a synchronous tool
+        runs on its lane, so the caller's loop (and a Ctrl-C) never waits on it.
+        """
+        tool_use_id = tool_use_id or new_tool_use_id()
+        tool = self.get(name)
+        if tool is None:
+            yield unknown_tool(name, tool_use_id, self._names)
+            return
+        async for event in astream_counted(tool, self._lifecycle, input, tool_use_id, invocation_state):
+            yield event
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._entry(name) is not None
 
@@ -195,3 +195,166 @@ class RegistrySnapshot:
 
     def __repr__(self) -> str:
         return f"<RegistrySnapshot generation={self._generation} tools={list(self._names)}>"
+
+
+def _tool_name(tool: AgentTool) -> str:
+    if not isinstance(tool, AgentTool):
+        raise TypeError(f"the registry holds AgentTool objects, got {type(tool).__name__}")
+    return check_tool_name(tool.tool_name)
+
+
+def _differs(old: RegistryEntry, new: RegistryEntry) -> bool:
+    return old.tool is not new.tool or old.source != new.source
+
+
+class RegistryBatch:
+    """Changes staged against the pending state of an open ``ToolRegistry.batch()``.
+
+    Each call checks against what the batch has staged so far, so a duplicate
+    or a missing name fails at the call that causes it.
+    """
+
+    def __init__(self, base: RegistrySnapshot) -> None:
+        self._base = base
+        self._entries = base._entries
+        self._aliases = base._aliases
+        self._holders = base._holders
+        self._touched: dict[str, None] = {}
+        self._refusal: str | None = None
+        self._committed: RegistryChangeSet | None = None
+
+    @property
+    def committed(self) -> RegistryChangeSet | None:
+        """What this batch committed, once its ``with`` block has ended (None if it changed nothing).
+
+        Listeners of the loader's own (pluggy hooks, events) can be fed from this
+        one object instead of deriving the change a second time.
+        """
+        return self._committed
+
+    def _check_open(self) -> None:
+        if self._refusal is not None:
+            raise RuntimeError(self._refusal)
+
+    def _find(self, name: str) -> RegistryEntry | None:
+        entry = self._entries.get(name)
+        if entry is None:
+            exact = self._aliases.get(normalise_tool_name(name))
+            entry = None if exact is None else self._entries[exact]
+        return entry
+
+    def _put(self, entry: RegistryEntry) -> None:
+        self._entries = self._entries.set(entry.name, entry)
+        self._aliases = self._aliases.set(normalise_tool_name(entry.name), entry.name)
+        key = id(entry.tool)
+        self._holders = self._holders.set(key, self._holders.get(key, 0) + 1)
+        self._touched[entry.name] = None
+
+    def _drop(self, entry: RegistryEntry) -> None:
+        self._entries = self._entries.delete(entry.name)
+        self._aliases = self._aliases.delete(normalise_tool_name(entry.name))
+        key = id(entry.tool)
+        held = self._holders[key] - 1
+        self._holders = self._holders.set(key, held) if held else self._holders.delete(key)
+        self._touched[entry.name] = None
+
+    def holds(self, tool: AgentTool) -> bool:
+        """Whether ``tool`` (this very object) is staged under any name."""
+        return id(tool) in self._holders
+
+    def register(self, tool: AgentTool, *, source: str | None = None) -> None:
+        """Stage adding ``tool``.
+
+        Raises:
+            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
+            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+        """
+        self._check_open()
+        name = _tool_name(tool)
+        existing = self._find(name)
+        if existing is not None:
+            raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
+        self._put(RegistryEntry(name, tool, source))
+
+    def replace(self, tool: AgentTool, *, source: str | None = None) -> AgentTool | None:
+        """Stage adding or swapping ``tool``; returns the tool it displaces, if any."""
+        self._check_open()
+        name = _tool_name(tool)
+        existing = self._find(name)
+        if existing is not None:
+            self._drop(existing)
+        self._put(RegistryEntry(name, tool, source))
+        return None if existing is None else existing.tool
+
+    def unregister(self, name: str) -> AgentTool:
+        """Stage removing the named tool and return it.
+
+        Raises:
+            ToolNotFoundError: No tool of that name is staged.
+        """
+        self._check_open()
+        existing = self._find(name)
+        if existing is None:
+            raise ToolNotFoundError(name, tuple(sorted(self._entries)))
+        self._drop(existing)
+        return existing.tool
+
+    def get(self, name: str) -> AgentTool | None:
+        """The staged tool of that name (exact, then '-'/'_' normalised)."""
+        entry = self._find(name)
+        return None if entry is None else entry.tool
+
+    def names(self) -> tuple[str, ...]:
+        """The staged names, sorted."""
+        return tuple(sorted(self._entries))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._find(name) is not None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def refuse(self, reason: str = BATCH_OVER) -> None:
+        """Refuse every later change (its ``with`` block ended, or the registry is closed)."""
+        self._refusal = reason
+
+    @property
+    def base(self) -> RegistrySnapshot:
+        """The snapshot this batch started from."""
+        return self._base
+
+    def changes(self) -> tuple[RegistryChange, ...]:
+        """The net effect on each touched name, in the order names were first touched."""
+        base = self._base._entries
+        changes: list[RegistryChange] = []
+        for name in self._touched:
+            old, new = base.get(name), self._entries.get(name)
+            if old is None and new is not None:
+                changes.append(RegistryChange(ChangeKind.ADDED, name, new.tool, None, new.source))
+            elif old is not None and new is None:
+                changes.append(RegistryChange(ChangeKind.REMOVED, name, None, old.tool, old.source))
+            elif old is not None and new is not None and _differs(old, new):
+                changes.append(RegistryChange(ChangeKind.REPLACED, name, new.tool, old.tool, new.source))
+        return tuple(changes)
+
+    def successor(
+        self, changes: tuple[RegistryChange, ...], lifecycle: Lifecycle[RegistrySnapshot]
+    ) -> RegistrySnapshot:
+        """The snapshot this batch produces; shares the batch's maps, so O(changes).
+
+        Records the change set as ``committed``.
+        """
+        generation = self._base.generation + 1
+        snapshot = RegistrySnapshot.__new__(RegistrySnapshot)
+        snapshot._generation = generation
+        snapshot._entries = self._entries
+        snapshot._aliases = self._aliases
+        snapshot._holders = self._holders
+        snapshot._listing = self._base._listing.successor(
+            (c.name for c in changes if c.kind is ChangeKind.ADDED),
+            (c.name for c in changes if c.kind is ChangeKind.REMOVED),
+        )
+        snapshot._tools = None
+        snapshot._lifecycle = lifecycle
+        self._committed = RegistryChangeSet(generation, changes)
+        return snapshot

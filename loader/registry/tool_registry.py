@@ -2,7 +2,7 @@
 
 Readers take the current ``RegistrySnapshot`` (``loader.registry.snapshot``)
 with a plain attribute read and never wait for writers. Writers stage changes
-in a ``RegistryBatch`` (``loader.registry.batch``) while holding the write
+in a ``RegistryBatch`` (``loader.registry.snapshot``) while holding the write
 lock, then swap in the next snapshot (one generation, one
 ``RegistryChangeSet``, ``loader.registry.changes``). Change sets are queued
 under the write lock and delivered outside it by one thread at a time, so
@@ -23,10 +23,9 @@ from typing import Any
 
 from ..calls.runner import CallLimits, CallRunner
 from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
-from .batch import BATCH_OVER, RegistryBatch
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
-from .snapshot import RegistrySnapshot, unknown_tool
+from .snapshot import RegistryBatch, RegistrySnapshot, unknown_tool
 
 __all__ = ["ToolRegistry"]
 
@@ -233,18 +232,18 @@ class ToolRegistry:
             staged = RegistryBatch(self._lifecycle.current)
             if self._closed:
                 # Reads and an empty batch still work, so shutting down in any order is safe.
-                staged._refusal = "the tool registry is closed"
+                staged.refuse("the tool registry is closed")
                 yield staged
                 return
             self._writer = threading.get_ident()
             try:
                 yield staged
-                staged._refusal = BATCH_OVER
+                staged.refuse()
                 ready = self._commit(staged)
                 if closing:
                     self._closed = True
             finally:
-                staged._refusal = BATCH_OVER
+                staged.refuse()
                 self._writer = None
         for tool in ready:
             cleanup(tool)
@@ -252,11 +251,12 @@ class ToolRegistry:
 
     def _commit(self, staged: RegistryBatch) -> builtins.list[AgentTool]:
         """Swap in the staged state (write lock held); returns the tools to clean up now."""
-        changes = staged._changes()
+        changes = staged.changes()
         if not changes:
             return []
-        generation = staged._base.generation + 1
-        snapshot = RegistrySnapshot._from_batch(generation, staged, changes, self._lifecycle)
+        snapshot = staged.successor(changes, self._lifecycle)
+        change_set = staged.committed
+        assert change_set is not None  # successor() records it
         # A displaced tool may still be registered under another name: the holder counts say.
         retired = {
             id(c.previous): c.previous
@@ -265,10 +265,8 @@ class ToolRegistry:
         }
         revived = [change.tool for change in changes if change.tool is not None]
         ready = self._lifecycle.swap(snapshot, retired.values(), revived)
-        change_set = RegistryChangeSet(generation, changes)
-        staged._committed = change_set
         self._pending.append(change_set)
-        logger.debug("generation=<%d>, changes=<%d> | committed", generation, len(changes))
+        logger.debug("generation=<%d>, changes=<%d> | committed", change_set.generation, len(changes))
         return ready
 
     # -- change events ----------------------------------------------------------------------------
