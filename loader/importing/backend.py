@@ -14,13 +14,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
-from ..reload.config import LoaderConfig
 from ..types import AgentTool
 from .bytecode_cache import BytecodeCache
 from .importer import ToolImporter
 from .threads import ImportJob, ImportPool
 
-__all__ = ["Discover", "InProcessBackend", "Load", "LoadBackend", "make_backend"]
+__all__ = ["Discover", "InProcessBackend", "Load", "LoadBackend"]
 
 Discover = Callable[[ModuleType, Path], list[AgentTool]]
 """Turns an imported module into its tools (the loader's pluggy discovery)."""
@@ -182,28 +181,3 @@ class InProcessBackend:
     def close(self) -> None:
         self._worker.close()
         self._importer.close()
-
-
-def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
-    """The backend ``config.isolation`` asks for (process mode is imported only when used)."""
-    if config.isolation == "process":
-        from ..isolation import ProcessBackend, WorkerOptions
-
-        options = WorkerOptions(
-            worker_env=config.worker_env,
-            max_memory_mb=config.max_memory_mb,
-            call_timeout=config.call_timeout or 0.0,
-            command_prefix=config.worker_command_prefix,
-        )
-        return ProcessBackend(
-            paths,
-            options,
-            builtin_plugins=config.builtin_plugins,
-            entry_point_plugins=config.entry_point_plugins,
-            import_timeout=config.import_timeout,
-        )
-    if config.isolation != "thread":
-        raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
-    return InProcessBackend(
-        paths, bytecode_cache=BytecodeCache.for_roots(paths) if config.bytecode_cache else None
-    )

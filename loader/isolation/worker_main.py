@@ -21,16 +21,14 @@ import os
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import ToolDefinitionError
-from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
+from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
 from ..importing.importer import ToolImporter
-from ..names import is_valid_tool_name, normalise_tool_name
 from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
@@ -56,37 +54,14 @@ class _RecordingImporter(ToolImporter):
 
 
 class _LoaderView:
-    """What discovery plugins may ask of "the loader" inside a worker."""
+    """What discovery plugins may ask of "the loader" inside a worker (what ``ToolLoader`` offers them)."""
 
-    def __init__(self, paths: tuple[Path, ...], plugin_manager: Any) -> None:
+    def __init__(self, paths: tuple[Path, ...], builtin: bool, entry_points: bool) -> None:
         self.paths = paths
-        self.plugin_manager = plugin_manager
+        self.plugin_manager = make_plugin_manager((), loader=self, builtin=builtin, entry_points=entry_points)
 
-    def class_tool_args(self, cls: type, path: Path) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        answer = self.plugin_manager.hook.tool_loader_class_tool_args(cls=cls, path=path)
-        if answer is None:
-            return (), {}
-        args, kwargs = answer
-        return tuple(args), dict(kwargs)
-
-
-def _plugin_manager(builtin: bool, entry_points: bool) -> Any:
-    import importlib
-
-    import pluggy
-
-    manager = pluggy.PluginManager(PROJECT_NAME)
-    manager.add_hookspecs(ToolLoaderHookSpecs)
-    if builtin:
-        names: tuple[str, ...] = importlib.import_module("loader.plugins").BUILTIN_PLUGINS
-        for name in names:
-            manager.register(importlib.import_module(name), name=name)
-    if entry_points:
-        try:
-            manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-        except Exception as exc:  # a broken third-party plugin must not stop the worker
-            print(f"tool-loader worker: could not load plugin entry points: {exc!r}", file=sys.stderr)
-    return manager
+    def class_tool_args(self, cls: type, path: Path) -> tuple[Sequence[Any], dict[str, Any]]:
+        return class_tool_args(self.plugin_manager, cls, path)
 
 
 def describe(tool: AgentTool) -> dict[str, Any]:
@@ -119,9 +94,7 @@ class Worker:
         self.channel = channel
         self.roots = tuple(Path(p) for p in settings["roots"])
         self.importer = _RecordingImporter(list(self.roots), settings["tag"])
-        self.plugins = _plugin_manager(settings["builtin_plugins"], settings["entry_point_plugins"])
-        self.view = _LoaderView(self.roots, self.plugins)
-        self.plugins.hook.tool_loader_configure.call_historic(kwargs={"loader": self.view})
+        self.view = _LoaderView(self.roots, settings["builtin_plugins"], settings["entry_point_plugins"])
         self.current: dict[str, int] = {}
         self.modules: OrderedDict[int, ModuleType] = OrderedDict()
         self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
@@ -193,28 +166,8 @@ class Worker:
         return module
 
     def discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
-        """Every plugin's tools, with the same checks as the in-process loader."""
-        results = self.plugins.hook.tool_loader_discover_tools(module=module, path=path, loader=self.view)
-        seen: set[int] = set()
-        by_name: dict[str, AgentTool] = {}
-        for result in results:
-            for tool in result or ():
-                if id(tool) in seen:
-                    continue
-                seen.add(id(tool))
-                if not isinstance(tool, AgentTool):
-                    raise ToolDefinitionError(
-                        f"{path}: a discovery plugin returned {tool!r}, which is not an AgentTool"
-                    )
-                if not is_valid_tool_name(tool.tool_name):
-                    raise ToolDefinitionError(f"{path}: invalid tool name {tool.tool_name!r}")
-                key = normalise_tool_name(tool.tool_name)
-                if key in by_name:
-                    raise ToolDefinitionError(
-                        f"{path}: tool name {tool.tool_name!r} is defined twice in this file"
-                    )
-                by_name[key] = tool
-        return list(by_name.values())
+        """Every plugin's tools: the in-process loader's own discovery, so errors match across modes."""
+        return discover_tools(self.view.plugin_manager, module, path, self.view)
 
     def _executed_report(self, serial_base: int) -> list[list[Any]]:
         report = []

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..importing.backend import LoadBackend
-from ..importing.discovery import SourceFinder
 from ..status import LoadErrorInfo, LoadErrorKind
 from .disk import IS_A_LINK, names_a_file, read_file_stat, read_unlinked_file
 from .file_state import FileRecord, SourceRead, source_read
 from .path_order import sorted_paths
+from .sources import SourceFinder
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
 

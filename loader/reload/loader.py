@@ -25,10 +25,9 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..fingerprint import FingerprintCache
-from ..importing.backend import LoadBackend, make_backend
+from ..importing.backend import InProcessBackend, LoadBackend
 from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
-    SourceFinder,
     class_tool_args,
     discover_tools,
     has_implementations,
@@ -56,6 +55,7 @@ from .ownership import NameOwnership
 from .path_order import path_key, sorted_paths
 from .reconcile import Reconciler
 from .roots import root_as_given
+from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
 
 __all__ = ["LoaderConfig", "ToolLoader"]
@@ -121,7 +121,12 @@ class ToolLoader:
         )
         self._watching = False
         self._closed = False
-        self.plugin_manager = make_plugin_manager(config, plugins, loader=self)
+        self.plugin_manager = make_plugin_manager(
+            plugins,
+            loader=self,
+            builtin=config.builtin_plugins,
+            entry_points=config.entry_point_plugins,
+        )
         self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._imports = ImportRunner(
             self._backend,
@@ -374,9 +379,9 @@ def _collector_paused() -> Iterator[None]:
     """Keep the cyclic garbage collector out of a scan, and what the scan made out of its young generations.
 
     Loading thousands of files makes millions of long-lived objects and hardly any
-    garbage: the collector's passes over them cost a fifth of a 10,000-file scan.
+    garbage: the collector's passes over them are a large share of a big scan.
     Re-enabled as is, its next young collection would still walk every object the
-    scan made (150 ms after 10,000 files); moving them to the oldest generation
+    scan made; moving them to the oldest generation
     (``gc.freeze()`` then ``gc.unfreeze()``, no walk) leaves them to the full
     collections that would visit them anyway. Skipped when something else keeps
     objects frozen: unfreezing would hand those back to the collector too.
@@ -391,3 +396,31 @@ def _collector_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
+    """The backend ``config.isolation`` asks for (process mode is imported only when used).
+
+    The loader is the composition root: the one place that knows every backend.
+    """
+    if config.isolation == "process":
+        from ..isolation import ProcessBackend, WorkerOptions
+
+        options = WorkerOptions(
+            worker_env=config.worker_env,
+            max_memory_mb=config.max_memory_mb,
+            call_timeout=config.call_timeout or 0.0,
+            command_prefix=config.worker_command_prefix,
+        )
+        return ProcessBackend(
+            paths,
+            options,
+            builtin_plugins=config.builtin_plugins,
+            entry_point_plugins=config.entry_point_plugins,
+            import_timeout=config.import_timeout,
+        )
+    if config.isolation != "thread":
+        raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
+    return InProcessBackend(
+        paths, bytecode_cache=BytecodeCache.for_roots(paths) if config.bytecode_cache else None
+    )

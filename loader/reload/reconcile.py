@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..importing.backend import LoadBackend
-from ..importing.discovery import SourceFinder
 from .config import LoaderConfig
 from .file_state import FileRecord, stat_signature
 from .rescan import Rescanner
+from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher
 
 __all__ = ["Reconciler"]

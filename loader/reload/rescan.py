@@ -2,7 +2,7 @@
 
 Watching misses changes when the kernel's event queue overflows (a ``git
 checkout`` of thousands of files) or a watch is briefly gone. A full stat walk
-every few seconds would catch them, but at 10,000 files it costs 100-500 ms,
+every few seconds would catch them, but its cost grows with the folder,
 and on the thread that applies saves it would hold every save behind it. So
 ``Rescanner`` runs on its own thread and does less work than a full walk:
 

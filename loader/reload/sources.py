@@ -1,11 +1,21 @@
-"""Which files in a watched folder are tool sources: ``.py`` files that no editor is in the middle of."""
+"""Which files in a watched folder are tool sources: ``.py`` files that no editor is in the middle of.
+
+The built-in rule is here; ``SourceFinder`` asks the plugins (remembering each
+verdict, because rescans ask about every file every time) and walks folders.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
+import pluggy
+
+__all__ = ["SourceFinder", "is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
+
+_VERDICT_CACHE_LIMIT = 200_000
+_BUILTIN_SOURCE_RULE = "loader.plugins.sources"
+"""The built-in plugin whose ``tool_loader_is_tool_source`` is ``is_default_tool_source``."""
 
 _EDITOR_MARKERS = ("___jb_tmp___", "___jb_old___", ".~", "~")
 
@@ -48,3 +58,69 @@ def _has_editor_marker(name: str) -> bool:
         if marker in name:
             return True
     return False
+
+
+class SourceFinder:
+    """Lists tool sources under a folder, asking the plugins once per path."""
+
+    def __init__(self, manager: pluggy.PluginManager, *, recursive: bool) -> None:
+        self._manager = manager
+        self._recursive = recursive
+        self._verdicts: dict[Path, bool] = {}
+
+    def forget_verdicts(self) -> None:
+        """Plugins changed: ask again about every path."""
+        self._verdicts.clear()
+
+    def matters(self, path: Path, root: Path) -> bool:
+        """Whether a change at ``path`` can change the tool set: a package marker or a tool source."""
+        return path.name == "__init__.py" or self.is_source(path, root)
+
+    def is_source(self, path: Path, root: Path) -> bool:
+        """The plugins' verdict on ``path`` (remembered)."""
+        known = self._verdicts.get(path)  # not try/except: a scan asks about every new path once
+        if known is not None:
+            return known
+        if self._builtin_rule_only():
+            verdict = is_default_tool_source(path, root)  # the built-in rule alone: no dispatch per file
+        else:
+            verdict = bool(self._manager.hook.tool_loader_is_tool_source(path=path, root=root))
+        return self._remember(path, verdict)
+
+    def _builtin_rule_only(self) -> bool:
+        implementations = self._manager.hook.tool_loader_is_tool_source.get_hookimpls()
+        return len(implementations) == 1 and implementations[0].plugin_name == _BUILTIN_SOURCE_RULE
+
+    def _remember(self, path: Path, verdict: bool) -> bool:
+        if len(self._verdicts) < _VERDICT_CACHE_LIMIT:
+            self._verdicts[path] = verdict
+        return verdict
+
+    def list_sources(self, root: Path, under: Path | None = None) -> list[Path]:
+        """Every tool source and package ``__init__`` below ``under`` (default ``root``)."""
+        found: list[Path] = []
+        start = under or root
+        if not start.is_dir():
+            return found
+        # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
+        # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
+        by_name = self._builtin_rule_only() and is_default_tool_source(start / "x.py", root)
+        for directory, dirnames, filenames in os.walk(start, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
+            if not self._recursive:
+                dirnames[:] = []
+            here = Path(directory)
+            for name in filenames:
+                if name.endswith(".py"):
+                    path = here / name
+                    if name == "__init__.py":
+                        found.append(path)
+                    elif by_name:
+                        verdict = self._verdicts.get(path)
+                        if verdict is None:
+                            verdict = self._remember(path, is_default_source_name(name))
+                        if verdict:
+                            found.append(path)
+                    elif self.is_source(path, root):
+                        found.append(path)
+        return found
