@@ -22,6 +22,7 @@ import docstring_parser
 from rich.table import Table
 from rich.text import Text
 
+from ..reload.gate import run_example
 from ..reload.loader import ToolLoader
 from ..status import FileState, FileStatus, ScanReport
 from ..types import AgentTool
@@ -227,9 +228,7 @@ def run(args: argparse.Namespace) -> int:
     loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         findings = find_problems(loader, report, strict=args.strict)
-        if args.examples:  # issue 13; imported here because check_examples imports Finding from this module
-            from .check_examples import example_findings
-
+        if args.examples:
             findings += example_findings(loader)
         tool_count = len(loader.registry)
     finally:
@@ -267,3 +266,22 @@ def run(args: argparse.Namespace) -> int:
             summary.append(" (--strict: warnings count as errors)", style="dim")
     console.print(summary, highlight=False)
     return 1 if errors else 0
+
+
+EXAMPLE_TIMEOUT = 10.0
+"""Seconds each example may take under ``check --examples``."""
+
+
+def example_findings(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> list[Finding]:
+    """One error finding per failing example of every tool the loader serves (all examples run)."""
+    found: list[Finding] = []
+    for tool in loader.registry.snapshot().tools():
+        for index, example in enumerate(tool.examples):
+            failure = run_example(tool, example, index, timeout)
+            if failure is None:
+                continue
+            file, line = tool_source(tool, loader)
+            found.append(
+                Finding(ERROR, f"example-{failure.kind}", file, line, failure.message(), tool.tool_name)
+            )
+    return found

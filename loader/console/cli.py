@@ -27,7 +27,7 @@ from .. import __version__
 from ..calls.runner import DEFAULT_CALL_TIMEOUT, CallLimits
 from . import settings
 from .common import UsageError, error_console, set_quiet
-from .isolation_args import ISOLATION_COMMANDS, add_isolation_arguments
+from .loader_options import ISOLATION_COMMANDS, add_isolation_arguments
 
 __all__ = [
     "COMMANDS",
@@ -41,8 +41,6 @@ __all__ = [
     "settings_for",
 ]
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-from ..hookspecs import hookimpl
-from ..reload.loader import LoaderConfig
-
 __all__ = [
-    "SourceFilter",
     "UsageError",
     "add_dirs_argument",
     "error_console",
-    "loader_config",
-    "loader_plugins",
     "non_negative_float",
     "non_negative_int",
     "positive_float",
@@ -130,56 +122,3 @@ def resolve_dirs(dirs: Sequence[Path] | None) -> list[Path]:
     raise UsageError(
         "no tool directory given and ./tools does not exist; pass one, e.g. `tool-loader list sample_tools`"
     )
-
-
-class SourceFilter:
-    """A discovery plugin applying ``--include``/``--exclude`` through ``tool_loader_is_tool_source``.
-
-    It only ever says no (or nothing), so the built-in rule still decides for
-    the files it lets through. A pattern with a ``/`` matches the path below
-    the watched folder; one without matches the file name.
-    """
-
-    def __init__(self, include: Sequence[str], exclude: Sequence[str]) -> None:
-        self.include = tuple(include)
-        self.exclude = tuple(exclude)
-
-    @staticmethod
-    def _matches(path: Path, root: Path, patterns: Sequence[str]) -> bool:
-        try:
-            relative = path.relative_to(root).as_posix()
-        except ValueError:
-            relative = path.name
-        return any(fnmatch.fnmatch(relative if "/" in p else path.name, p) for p in patterns)
-
-    @hookimpl
-    def tool_loader_is_tool_source(self, path: Path, root: Path) -> bool | None:
-        """False for files the patterns leave out; None lets the other rules decide."""
-        if self.exclude and self._matches(path, root, self.exclude):
-            return False
-        if self.include and not self._matches(path, root, self.include):
-            return False
-        return None
-
-
-def loader_config(args: argparse.Namespace) -> LoaderConfig:
-    """The ``LoaderConfig`` every option of the command asks for, built in one place.
-
-    ``--recursive``; ``--isolation``, ``--worker-env``, ``--max-memory-mb``; ``--gate`` and
-    ``--example-timeout``; ``--call-timeout``.
-    """
-    from .gate_options import gate_config  # these modules import this one
-    from .isolation_args import loader_config as with_isolation
-
-    config = with_isolation(args, LoaderConfig(recursive=bool(getattr(args, "recursive", True))))
-    config = gate_config(args, config) or config
-    if hasattr(args, "call_timeout"):
-        config = replace(config, call_timeout=args.call_timeout)
-    return config
-
-
-def loader_plugins(args: argparse.Namespace) -> list[object]:
-    """Extra plugins the command's options ask for (``--include``/``--exclude``)."""
-    include = getattr(args, "include", None) or []
-    exclude = getattr(args, "exclude", None) or []
-    return [SourceFilter(include, exclude)] if include or exclude else []

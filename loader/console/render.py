@@ -25,8 +25,9 @@ from rich.text import Text
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
-from .common import UsageError, loader_config, loader_plugins, resolve_dirs
+from .common import UsageError, resolve_dirs
 from .fit import Column, clip, clip_left, fit_columns
+from .loader_options import loader_config, loader_plugins
 
 __all__ = [
     "STATE_STYLES",
@@ -367,17 +368,6 @@ def _state_text(state: str) -> Text:
     return Text(state, style=STATE_STYLES.get(state, ""))
 
 
-ALL_COLUMNS = (
-    "name",
-    "kind",
-    "source",
-    "description",
-    "parameters",
-    "category",
-    "tags",
-    "version",
-    "dynamic",
-)
 _HEADERS = {"dynamic": "dyn"}
 _STYLES = {"name": "bold cyan", "source": "dim", "version": "dim"}
 

@@ -11,16 +11,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from .common import (
-    UsageError,
-    add_dirs_argument,
-    loader_config,
-    loader_plugins,
-    resolve_dirs,
-    stderr_console,
-)
-from .gate_options import add_gate_arguments
+from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
+from .loader_options import add_gate_arguments, loader_config, loader_plugins
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:

@@ -33,8 +33,8 @@ from ..registry.changes import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, ScanReport
 from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
-from .gate_options import add_gate_arguments
 from .history_options import add_history_arguments, attach_history
+from .loader_options import add_gate_arguments
 from .render import (
     callback_line,
     display_path,
