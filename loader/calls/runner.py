@@ -17,7 +17,7 @@
 * From synchronous code (``invoke``) a synchronous tool runs right in the
   calling thread, with no deadline: that thread is the caller's to give, a
   deadline could only abandon it to a second thread, and the hand-over would
-  cost every call ~10x its overhead (tens of µs instead of a few). An async
+  cost every call many times its overhead (``bench/call_overhead.py``). An async
   tool called from ``invoke`` still gets its deadline (it is cancellable).
 
 Whatever tool code raises becomes an error result (``loader.calls.containment``
@@ -139,7 +139,11 @@ class CallRunner:
             raise
 
     async def astream(
-        self, tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+        self,
+        tool: AgentTool,
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any],
+        release: Callable[[], None] = lambda: None,
     ) -> AsyncIterator[Any]:
         """Drive ``tool.stream`` under the limits, yielding its events as they come; the last is a result.
 
@@ -148,7 +152,8 @@ class CallRunner:
         loop of that thread) and its events are handed over as they come, so
         this loop, and a Ctrl-C that cancels it, never wait on tool code.
         Whatever escapes the stream ends it with an error result; past the
-        deadline it ends with the timeout's error result.
+        deadline it ends with the timeout's error result. ``release`` runs once,
+        when the tool's code has really finished.
         """
         tool_use_id = str(tool_use.get("toolUseId") or "")
         call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
@@ -165,6 +170,7 @@ class CallRunner:
             future = lane.submit(
                 functools.partial(_pump_on_thread, tool, tool_use, invocation_state, loop, queue)
             )
+            future.add_done_callback(lambda _: release())
             source = _drain(queue)
         settled = False  # the stream ended on its own (its thread needs no stop)
         try:
@@ -192,6 +198,8 @@ class CallRunner:
             if not settled and lane is not None and future is not None:
                 _give_up(lane, future)  # the consumer left early, or its task was cancelled
             await source.aclose()
+            if future is None:
+                release()
 
     async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
         try:

@@ -24,8 +24,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..calls.containment import HostInterrupt
+from ..registry.snapshot import RegistrySnapshot
 from ..results import exception_result, is_tool_result_like
-from ..types import AgentTool, ToolResult, ToolUse, new_tool_use_id
+from ..types import AgentTool, ToolResult, new_tool_use_id
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
@@ -141,16 +142,19 @@ def _as_result(event: Any, tool_use_id: str) -> ToolResult:
     }
 
 
-async def stream_tool(tool: AgentTool, input: Any, on_event: Callable[[Any], None]) -> ToolResult:
-    """Run ``tool.stream`` and hand every event but the final result to ``on_event`` as it arrives.
+async def stream_tool(
+    snapshot: RegistrySnapshot, tool: AgentTool, input: Any, on_event: Callable[[Any], None]
+) -> ToolResult:
+    """Stream ``tool`` through the registry's call runner (its deadline and lanes, as every caller
+    gets them) and hand every event but the final result to ``on_event`` as it arrives.
 
     An event shaped like a ``ToolResult`` is held back until the next one shows
     it was not the last.
     """
-    tool_use: ToolUse = {"toolUseId": new_tool_use_id(), "name": tool.tool_name, "input": input}
+    tool_use_id = new_tool_use_id()
     held: Any = None
     holding = False
-    async for event in tool.stream(tool_use, {}):
+    async for event in snapshot.astream(tool.tool_name, input, tool_use_id=tool_use_id):
         if holding:
             on_event(held)
             holding = False
@@ -158,7 +162,7 @@ async def stream_tool(tool: AgentTool, input: Any, on_event: Callable[[Any], Non
             held, holding = event, True
         else:
             on_event(event)
-    return _as_result(held if holding else None, tool_use["toolUseId"])
+    return _as_result(held if holding else None, tool_use_id)
 
 
 def _event_printer(console: Console) -> Callable[[Any], None]:
@@ -211,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
         raised: BaseException | None = None
         with RaiseCatcher() as catcher:
             try:
-                result = _run_interruptibly(stream_tool(tool, data, _event_printer(err)))
+                result = _run_interruptibly(
+                    stream_tool(loader.registry.snapshot(), tool, data, _event_printer(err))
+                )
             except Exception as exc:  # a tool whose stream raises instead of yielding an error result
                 result = exception_result("", exc)
                 raised = exc

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from ..calls.lanes import CallAbandoned
 from .render import TOOL_LOGGERS, location
 
 __all__ = ["RaiseCatcher", "formatted_traceback", "raising_frame"]
@@ -28,8 +29,12 @@ class RaiseCatcher(logging.Handler):
         self._saved: list[tuple[logging.Logger, bool, int]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Keep the exception; print nothing."""
-        if record.exc_info and record.exc_info[1] is not None:
+        """Keep the exception; print nothing (a call stopped at its deadline raised nothing of its own)."""
+        if (
+            record.exc_info
+            and record.exc_info[1] is not None
+            and not isinstance(record.exc_info[1], CallAbandoned)
+        ):
             self.exception = record.exc_info[1]
 
     def __enter__(self) -> RaiseCatcher:

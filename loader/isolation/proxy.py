@@ -189,8 +189,14 @@ class ProxyTool(AgentTool):
         queue: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()
         cancel = threading.Event()
 
+        def post(item: tuple[bool, Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the consumer's loop is gone: it gave up on this call
+                cancel.set()
+
         def on_event(event: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, (False, event))
+            post((False, event))
 
         def run() -> None:
             try:
@@ -199,7 +205,7 @@ class ProxyTool(AgentTool):
                 )
             except BaseException as exc:  # handed to the consumer as an error result
                 result = exception_result(tool_use["toolUseId"], exc)
-            loop.call_soon_threadsafe(queue.put_nowait, (True, result))
+            post((True, result))
 
         threading.Thread(target=run, name=f"tool-loader-call-{self.tool_name}", daemon=True).start()
         try:
