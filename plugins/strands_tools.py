@@ -34,8 +34,8 @@ def tool_loader_discover_tools(module: ModuleType, path: Path) -> Sequence[Agent
     if not found:
         return []
     try:
-        from loader.integrations.strands import StrandsFunctionTool
+        from loader.tools.strands_function import StrandsFunctionTool
     except ImportError:
-        logger.debug("path=<%s> | strands tools found but the strands integration cannot load", path)
+        logger.debug("path=<%s> | strands tools found but the strands tool kind cannot load", path)
         return []
     return [StrandsFunctionTool(value, source_file=str(path)) for value in found]

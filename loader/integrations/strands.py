@@ -29,8 +29,7 @@ try:
     from strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
     from strands.plugins import Plugin
     from strands.tools import ToolProvider
-    from strands.tools.decorator import DecoratedFunctionTool
-    from strands.types._events import ToolInterruptEvent, ToolResultEvent, ToolStreamEvent
+    from strands.types._events import ToolResultEvent
     from strands.types.tools import AgentTool as StrandsAgentTool
     from strands.types.tools import ToolGenerator as StrandsToolGenerator
     from strands.types.tools import ToolSpec as StrandsToolSpec
@@ -40,10 +39,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "loader.integrations.strands needs Strands Agents: pip install 'tool-loader[strands]'"
     ) from exc
 
-from ..calls.containment import belongs_to_caller
-from ..results import error_result, exception_result
-from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
-from . import ainvoke_nonblocking
+from ..tools.strands_function import StrandsFunctionTool
+from ..types import AgentTool, ToolSpec, new_tool_use_id
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -112,8 +109,7 @@ class StrandsToolAdapter(StrandsAgentTool):
         Sync tool bodies run in a worker thread so the agent's event loop (and
         concurrent tool calls) never stall on them.
         """
-        result = await ainvoke_nonblocking(
-            self._registry.snapshot(),
+        result = await self._registry.snapshot().ainvoke(
             self._name,
             tool_use.get("input"),
             tool_use_id=tool_use.get("toolUseId") or new_tool_use_id(),
@@ -259,95 +255,3 @@ def _register(target: Any, adapter: StrandsToolAdapter) -> str | None:
     except ValueError as exc:  # a '-'/'_' variant of one of the agent's own tools
         return str(exc)
     return None
-
-
-class StrandsFunctionTool(AgentTool):
-    """A Strands ``@tool`` function served by the loader (Strands to us).
-
-    Delegates to the Strands tool's own ``stream``, so its validation,
-    special parameters and result formatting stay exactly Strands'; the
-    Strands events are unwrapped into ours (progress data, then the
-    ``ToolResult`` dict last).
-    """
-
-    def __init__(
-        self, strands_tool: DecoratedFunctionTool[..., Any], *, source_file: str | None = None
-    ) -> None:
-        super().__init__()
-        self._tool = strands_tool
-        self._source_file = source_file
-
-    @property
-    def strands_tool(self) -> DecoratedFunctionTool[..., Any]:
-        """The wrapped Strands tool."""
-        return self._tool
-
-    @property
-    def tool_name(self) -> str:
-        return self._tool.tool_name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        return cast(ToolSpec, self._tool.tool_spec)
-
-    @property
-    def tool_type(self) -> str:
-        """``function``, as Strands itself reports (``get_display_properties`` names Strands)."""
-        return "function"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return True
-
-    @property
-    def source_file(self) -> str | None:
-        """The tool file the discovery plugin found the Strands tool in."""
-        return self._source_file
-
-    @property
-    def is_async(self) -> bool:
-        """True: Strands runs a sync body in a worker thread itself, so the stream never blocks a loop."""
-        return True
-
-    def get_display_properties(self) -> dict[str, str]:
-        properties = super().get_display_properties()
-        properties["Framework"] = "Strands @tool"
-        properties["Function"] = getattr(self._tool, "__name__", self.tool_name)
-        if self.source_file:
-            properties["Source"] = self.source_file
-        return properties
-
-    async def stream(
-        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
-    ) -> ToolGenerator:
-        tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
-        strands_use = cast(StrandsToolUse, {**tool_use, "toolUseId": tool_use_id})
-        events = self._tool.stream(strands_use, invocation_state, **kwargs)
-        try:
-            while True:
-                try:
-                    event = await events.__anext__()
-                except StopAsyncIteration:
-                    return
-                except BaseException as exc:  # Strands contains Exception only; a sys.exit() must not escape
-                    if belongs_to_caller(exc):
-                        raise
-                    logger.error("tool_name=<%s> | strands tool raised", self.tool_name, exc_info=exc)
-                    yield exception_result(tool_use_id, exc)
-                    return
-                if isinstance(event, ToolResultEvent):
-                    yield cast(ToolResult, event.tool_result)
-                    return
-                if isinstance(event, ToolInterruptEvent):
-                    yield error_result(
-                        tool_use_id,
-                        f"Error: tool {self.tool_name!r} asked for an interrupt, which "
-                        "needs a Strands agent to answer it",
-                    )
-                    return
-                if isinstance(event, ToolStreamEvent):
-                    yield event["tool_stream_event"]["data"]
-                    continue
-                yield event
-        finally:
-            await events.aclose()

@@ -177,19 +177,6 @@ class WorkerPool:
                     worker.kill()
                 self._lock.notify_all()
 
-    def hand_back_unused(self, worker: WorkerProcess) -> None:
-        """Return a worker taken with ``role_limit=False`` to the idle list."""
-        with self._lock:
-            if not self._closed and worker.alive():
-                self._idle.append(worker)
-            else:
-                worker.kill()
-
-    def counts(self) -> tuple[int, int]:
-        """(idle, in use), for tests and benchmarks."""
-        with self._lock:
-            return len(self._idle), len(self._in_use)
-
     def close(self) -> None:
         """Stop every worker (calls still running in them end with a crash result)."""
         with self._lock:

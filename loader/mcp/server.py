@@ -44,7 +44,6 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Sub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from ..integrations import ainvoke_nonblocking
 from ..registry.changes import RegistryChangeSet
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
@@ -261,9 +260,7 @@ class MCPToolServer:
         snapshot = self._registry.snapshot()
         tool = snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
-        result = await ainvoke_nonblocking(
-            snapshot, params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
-        )
+        result = await snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=new_tool_use_id())
         fingerprint = self._fingerprints.ready(snapshot)
         if fingerprint is None:
             fingerprint = await self._fingerprints.settled(snapshot)

@@ -181,7 +181,7 @@ def kwargs_validator(model: type[BaseModel], schema: JSONSchema) -> Callable[[An
 
     The model's own core schema without its instance step: the same fields, config,
     errors and error title, but no model built only for its ``__dict__`` to be read
-    (about 0.3 us of a simple call). None when the core schema is not the plain
+    (a noticeable share of a simple call). None when the core schema is not the plain
     ``model`` / ``model-fields`` shape this expects (the caller keeps the model).
     """
     core: Any = model.__pydantic_core_schema__
