@@ -23,16 +23,15 @@ from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp_types import methods as _methods
 
-from ..registry.snapshot import RegistrySnapshot
-from ..registry.tool_registry import ToolRegistry
-from .fingerprints import GenerationFingerprints
+from ..reload.published import Published
+from .served import ServedTools
 from .wire import FINGERPRINT_META_KEY
 
 __all__ = ["ListingCache"]
 
 LIST_TOOLS = "tools/list"
 
-_PINNED: ContextVar[RegistrySnapshot | None] = ContextVar("tool_loader_listing_snapshot", default=None)
+_PINNED: ContextVar[Published | None] = ContextVar("tool_loader_listing_record", default=None)
 
 
 def _plain(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -59,45 +58,41 @@ def _fresh(wire: dict[str, Any]) -> dict[str, Any]:
 
 
 class ListingCache:
-    """Keeps the ``tools/list`` wire dict per (registry generation, protocol version)."""
+    """Keeps the ``tools/list`` wire dict per (served generation, protocol version)."""
 
-    def __init__(self, registry: ToolRegistry, fingerprints: GenerationFingerprints) -> None:
-        self._registry = registry
-        self._fingerprints = fingerprints
+    def __init__(self, served: ServedTools) -> None:
+        self._served = served
         self._entries: dict[tuple[int, str], dict[str, Any]] = {}
 
-    def pinned(self) -> RegistrySnapshot:
-        """The snapshot the listing in progress is for (the registry's current one outside a listing)."""
-        snapshot = _PINNED.get()
-        return snapshot if snapshot is not None else self._registry.snapshot()
+    def pinned(self) -> Published:
+        """The record the listing in progress is for (the one served now outside a listing)."""
+        record = _PINNED.get()
+        return record if record is not None else self._served.current()
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != LIST_TOOLS or ctx.request_id is None:
             return await call_next(ctx)
-        snapshot = self._registry.snapshot()
-        key = (snapshot.generation, ctx.protocol_version)
+        record = self._served.current()
+        key = (record.generation, ctx.protocol_version)
         cached = self._entries.get(key)
         if cached is not None and _plain(ctx):
             return _fresh(cached)
-        token = _PINNED.set(snapshot)
+        token = _PINNED.set(record)
         try:
             result = await call_next(ctx)
         finally:
             _PINNED.reset(token)
-        if isinstance(result, dict) and self._keeps(result, snapshot) and _plain(ctx):
+        if isinstance(result, dict) and self._keeps(result, record) and _plain(ctx):
             entries = {k: v for k, v in self._entries.items() if k[0] == key[0]}
             entries[key] = _fresh(result)
             self._entries = entries
         return result
 
-    def _keeps(self, result: dict[str, Any], snapshot: RegistrySnapshot) -> bool:
-        """Whether ``result`` is the final listing of the current generation (its fingerprint settled)."""
+    def _keeps(self, result: dict[str, Any], record: Published) -> bool:
+        """Whether ``result`` is the listing of the record served now (a reload may have landed meanwhile)."""
         if not isinstance(result.get("tools"), list):
             return False
-        if self._registry.snapshot() is not snapshot:  # a reload landed meanwhile: an older listing
+        if self._served.current() is not record:
             return False
         meta = result.get("_meta")
-        fingerprint = self._fingerprints.ready(snapshot)
-        if not isinstance(meta, dict) or fingerprint is None:
-            return False
-        return bool(meta.get(FINGERPRINT_META_KEY) == fingerprint)
+        return isinstance(meta, dict) and meta.get(FINGERPRINT_META_KEY) == record.fingerprint

@@ -28,29 +28,29 @@ _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0
 
 
 class _StateCollector(Collector):
-    """Gauges read at scrape time from the registry snapshot and the loader's file statuses."""
+    """Gauges read at scrape time from one served record: its snapshot and the file statuses behind it."""
 
     def __init__(self, server: MCPToolServer) -> None:
         self._server = server
 
     def collect(self) -> Iterator[Metric]:
-        snapshot = self._server.registry.snapshot()
+        served = self._server.served()
+        snapshot = served.snapshot
         tools = GaugeMetricFamily("tool_loader_tools_loaded", "Tools served right now.")
         tools.add_metric([], len(snapshot))
         yield tools
         generation = GaugeMetricFamily("tool_loader_registry_generation", "The registry's generation.")
         generation.add_metric([], snapshot.generation)
         yield generation
-        loader = self._server.loader
-        if loader is not None:
-            states = Tally(status.state for status in loader.status(include_removed=False))
+        if self._server.loader is not None:
+            states = Tally(status.state for status in served.statuses.values())
             files = GaugeMetricFamily("tool_loader_files", "Tool source files by state.", labels=["state"])
             for state in FileState:
                 if state is not FileState.REMOVED:
                     files.add_metric([str(state)], states.get(state, 0))
             yield files
         info = InfoMetricFamily("tool_loader_tool_set", "The fingerprint of the tool set served right now.")
-        info.add_metric([], {"fingerprint": self._server.fingerprint(snapshot)})
+        info.add_metric([], {"fingerprint": served.fingerprint})
         yield info
 
 

@@ -61,16 +61,15 @@ class Readiness:
         return self._scanned.is_set()
 
     def report(self) -> ReadyReport:
-        """The facts ``/readyz`` answers with, taken from one registry snapshot."""
-        snapshot = self._server.registry.snapshot()
-        loader = self._server.loader
-        statuses = loader.status(include_removed=False) if loader is not None else []
-        failed = sum(1 for status in statuses if status.state in _FAILED_STATES)
+        """The facts ``/readyz`` answers with, taken from one served record (tools and files agree)."""
+        served = self._server.served()
+        snapshot = served.snapshot
+        failed = sum(1 for status in served.statuses.values() if status.state in _FAILED_STATES)
         scanned = self.scanned
         ready = scanned and not (self._requires_clean and failed)
         return ReadyReport(
             ready=ready,
-            fingerprint=self._server.fingerprint(snapshot),
+            fingerprint=served.fingerprint,
             tools=len(snapshot),
             failed_files=failed,
             generation=snapshot.generation,

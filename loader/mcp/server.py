@@ -44,12 +44,12 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Sub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from ..registry.changes import RegistryChangeSet
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
+from ..reload.published import Published
 from ..types import AgentTool, new_tool_use_id
-from .fingerprints import GenerationFingerprints
 from .listing import ListingCache
+from .served import ServedTools
 from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class MCPToolServer:
         self._converted_tools: dict[str, dict[str, tuple[weakref.ref[AgentTool], types.Tool]]] = {}
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
-        self._fingerprints = GenerationFingerprints(loader)
+        self._served = ServedTools(registry, loader)
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
@@ -168,7 +168,7 @@ class MCPToolServer:
         # Registered as a plain request handler: it returns the result's wire form (a dict), which the
         # SDK validates against the protocol version's result schema before sending, as it does a model.
         self._server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
-        self._listing = ListingCache(registry, self._fingerprints)
+        self._listing = ListingCache(self._served)
         self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
@@ -192,13 +192,16 @@ class MCPToolServer:
         """Handshake-era clients known to be connected (closed ones are dropped at the next announcement)."""
         return len(self._legacy_sessions)
 
-    def fingerprint(self, snapshot: RegistrySnapshot | None = None) -> str:
-        """The fingerprint of the tool set served now (or of ``snapshot``)."""
-        return self._fingerprints(snapshot if snapshot is not None else self._registry.snapshot())
+    def served(self) -> Published:
+        """The record answered from now: the tools, and the fingerprint of that tool set."""
+        return self._served.current()
+
+    def fingerprint(self) -> str:
+        """The fingerprint of the tool set served now."""
+        return self._served.current().fingerprint
 
     def close(self) -> None:
-        """Stop following the loader (the server keeps answering from the registry)."""
-        self._fingerprints.close()
+        """Nothing to release: the server follows its loader or registry only while a transport runs."""
 
     def subscribe_calls(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call ``listener`` after every ``tools/call``; returns a function that unsubscribes."""
@@ -214,7 +217,8 @@ class MCPToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        snapshot = self._listing.pinned()
+        served = self._listing.pinned()
+        snapshot = served.snapshot
         key = (snapshot.generation, ctx.protocol_version)
         tools = self._listing_cache.get(key)
         if tools is None:
@@ -223,7 +227,7 @@ class MCPToolServer:
             tools = self._converted(snapshot, ctx.protocol_version)
             self._listing_cache = {k: v for k, v in self._listing_cache.items() if k[0] == key[0]}
             self._listing_cache[key] = tools
-        meta = {FINGERPRINT_META_KEY: await self._fingerprints.settled(snapshot)}
+        meta = {FINGERPRINT_META_KEY: served.fingerprint}
         return types.ListToolsResult(tools=list(tools), _meta=meta)
 
     def _converted(self, snapshot: RegistrySnapshot, protocol_version: str) -> list[types.Tool]:
@@ -257,13 +261,12 @@ class MCPToolServer:
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        snapshot = self._registry.snapshot()
+        served = self._served.current()
+        snapshot = served.snapshot
         tool = snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
         result = await snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=new_tool_use_id())
-        fingerprint = self._fingerprints.ready(snapshot)
-        if fingerprint is None:
-            fingerprint = await self._fingerprints.settled(snapshot)
+        fingerprint = served.fingerprint
         answer = call_tool_wire(
             result,
             text_structured=tool is not None and self._structured_text(snapshot, tool),
@@ -319,24 +322,24 @@ class MCPToolServer:
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        """While the server runs, carry registry change sets from the registry's thread onto this loop."""
+        """While the server runs, carry each new served generation from the publishing thread to this loop."""
         loop = asyncio.get_running_loop()
-        send, receive = anyio.create_memory_object_stream[RegistryChangeSet](max_buffer_size=math.inf)
+        send, receive = anyio.create_memory_object_stream[int](max_buffer_size=math.inf)
 
-        def deliver(change_set: RegistryChangeSet) -> None:
+        def deliver(generation: int) -> None:
             try:
-                send.send_nowait(change_set)
+                send.send_nowait(generation)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
 
-        def listener(change_set: RegistryChangeSet) -> None:
+        def listener(generation: int) -> None:
             try:
-                loop.call_soon_threadsafe(deliver, change_set)
+                loop.call_soon_threadsafe(deliver, generation)
             except RuntimeError:  # the loop has closed: the server is gone
                 pass
 
         pump = asyncio.create_task(self._pump(receive), name="tool-loader-mcp-announcer")
-        unsubscribe = self._registry.subscribe(listener)
+        unsubscribe = self._served.subscribe(listener)
         self._running += 1
         try:
             yield {}
@@ -349,10 +352,10 @@ class MCPToolServer:
             if not self._running:  # the last run ends: close listen streams gracefully
                 self._listen.close()
 
-    async def _pump(self, receive: MemoryObjectReceiveStream[RegistryChangeSet]) -> None:
+    async def _pump(self, receive: MemoryObjectReceiveStream[int]) -> None:
         async with receive:
-            async for change_set in receive:
-                await self.announce(change_set.generation)
+            async for generation in receive:
+                await self.announce(generation)
 
     async def announce(self, generation: int | None = None) -> None:
         """Tell every connected client the tool list changed.

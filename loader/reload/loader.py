@@ -34,7 +34,7 @@ from ..importing.discovery import (
     make_plugin_manager,
     notify_hook,
 )
-from ..registry.snapshot import RegistrySnapshot
+from ..registry.changes import RegistryChangeSet
 from ..registry.tool_registry import ToolRegistry
 from ..status import (
     FileState,
@@ -53,6 +53,7 @@ from .file_steps import FileSteps
 from .imports import ImportRunner
 from .ownership import NameOwnership
 from .path_order import path_key, sorted_paths
+from .published import Published
 from .reconcile import Reconciler
 from .roots import root_as_given
 from .sources import SourceFinder
@@ -102,8 +103,12 @@ class ToolLoader:
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
         self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
-        self._published: tuple[RegistrySnapshot, Map[Path, FileStatus]] = (self.registry.snapshot(), Map())
         self._fingerprints = FingerprintCache()
+        self._published = Published(self.registry.snapshot(), Map(), self._fingerprints)
+        self._publish_lock = threading.Lock()
+        self._publish_listeners: tuple[Callable[[Published], None], ...] = ()
+        self._in_commit = False
+        self._foreign_pending = False
         self._announcer = Announcer(
             lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
             hooked=lambda hook: has_implementations(self.plugin_manager, hook),
@@ -121,6 +126,7 @@ class ToolLoader:
         )
         self._watching = False
         self._closed = False
+        self._unfollow_registry = self.registry.subscribe(self._on_registry_commit)
         self.plugin_manager = make_plugin_manager(
             plugins,
             loader=self,
@@ -230,6 +236,7 @@ class ToolLoader:
             self._registered.clear()
         self._imports.abandon_all()
         self._backend.close()
+        self._unfollow_registry()
 
     def __enter__(self) -> ToolLoader:
         self.scan()
@@ -257,12 +264,33 @@ class ToolLoader:
 
     def fingerprint(self) -> str:
         """sha256 of the tool set as last committed: equal on replicas that loaded equal files."""
-        return self.published_fingerprint()[1]
+        return self._published.fingerprint
 
-    def published_fingerprint(self) -> tuple[int, str]:
-        """The registry generation last published with its file statuses, and that tool set's fingerprint."""
-        snapshot, statuses = self._published
-        return snapshot.generation, self._fingerprints(snapshot, statuses.values())
+    @property
+    def published(self) -> Published:
+        """The last post-commit record: a registry snapshot with the file statuses and fingerprint behind it.
+
+        Readers that need tools and file facts to agree (a fingerprint, a probe)
+        take this one object instead of the registry's snapshot and ``status()``
+        read at two moments.
+        """
+        return self._published
+
+    def subscribe_published(self, listener: Callable[[Published], None]) -> Callable[[], None]:
+        """Call ``listener`` with every post-commit record, right after it is published.
+
+        Returns the function that unsubscribes. A listener runs on the thread
+        that published (the loader's, or one that committed to the registry
+        directly); it must be quick and must not raise.
+        """
+        with self._publish_lock:
+            self._publish_listeners = (*self._publish_listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._publish_lock:
+                self._publish_listeners = tuple(x for x in self._publish_listeners if x is not listener)
+
+        return unsubscribe
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""
@@ -342,11 +370,21 @@ class ToolLoader:
             finally:
                 self._imports.drop_ahead()
             self._commit(outcomes)
+        if self._foreign_pending:  # a direct registry commit landed while this batch held the lock
+            self._foreign_pending = False
+            with self._apply_lock:
+                self._publish()
 
     # ----------------------------------------------------------- commit
     def _commit(self, outcomes: dict[Path, FileOutcome]) -> None:
         """Swap the registry once for every name whose owner or tool changed, then announce."""
-        decided, committed = commit_owners(self.registry, self._ownership, self._records, self._registered)
+        self._in_commit = True
+        try:
+            decided, committed = commit_owners(
+                self.registry, self._ownership, self._records, self._registered
+            )
+        finally:
+            self._in_commit = False
         # A file whose names changed hands because of another file's change gets a new status too;
         # when every known file is in the batch already (a scan), there is nothing to add.
         everyone_in = len(outcomes) >= len(self._records) and self._records.keys() <= outcomes.keys()
@@ -370,8 +408,40 @@ class ToolLoader:
             with_events=self._announcer.wants_events(),
         )
         self._statuses = self._statuses.update(changed)
-        self._published = (self.registry.snapshot(), self._statuses)  # one swap: tools and hashes agree
+        self._publish()  # one record: tools and hashes agree
         self._announcer.announce(committed, events, outcomes, path_of)
+
+    # -------------------------------------------------------- publishing
+    def _publish(self) -> None:
+        """Publish the registry's current snapshot with the current statuses, then tell the listeners."""
+        with self._publish_lock:
+            snapshot = self.registry.snapshot()
+            if snapshot.generation < self._published.generation:
+                return  # a later record is out already (another thread published after a newer commit)
+            record = Published(snapshot, self._statuses, self._fingerprints)
+            self._published = record
+            listeners = self._publish_listeners
+        for listener in listeners:
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("listener=<%r> | published-record listener raised", listener)
+
+    def _on_registry_commit(self, change_set: RegistryChangeSet) -> None:
+        """A commit to the registry: publish it if it was not the loader's own (a tool registered directly).
+
+        The loader's own commits are published by ``_commit`` once their file
+        statuses are known; a commit landing while the loader applies a batch is
+        published by that batch, or right after it (``_foreign_pending``).
+        """
+        if not self._apply_lock.acquire(blocking=False):
+            self._foreign_pending = True
+            return
+        try:
+            if not self._in_commit:  # not this thread's own commit, delivered inside _commit
+                self._publish()
+        finally:
+            self._apply_lock.release()
 
 
 @contextlib.contextmanager
