@@ -374,7 +374,7 @@ def _git_commit(path: Path) -> str | None:
 def git_state(path: Path | None = None) -> dict[str, Any]:
     """The commit the measured code is at (full sha) and whether tracked files differ from it.
 
-    Figures in the README must come from the commit that carries them; a dirty
+    Figures in the documentation must come from the commit that carries them; a dirty
     tree means they describe code no commit holds.
     """
     import loader

@@ -5,7 +5,7 @@
 * ``load_time.png``: initial load time against folder size per system (benchmark
   3's warm median, whiskers from the fastest to the slowest repetition), log-log.
 
-Both go to ``bench/results/`` under fixed names, which the README shows.
+Both go to ``bench/results/`` under fixed names, which ``docs/benchmarks.md`` shows.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
-"""``python -m bench.readme``: write the README's benchmark figures from the newest results file.
+"""``python -m bench.readme``: write the figures of ``docs/benchmarks.md`` from the newest results file.
 
-Every figure in the README's benchmark block comes from one results JSON, named
-in the block with the commit it measured, so the README cannot drift from the
-numbers (``tests/e2e/test_readme_bench.py`` fails when they disagree). The block
-lies between ``<!-- bench:begin -->`` and ``<!-- bench:end -->``.
+Every figure in the page's benchmark block comes from one results JSON, named
+in the block with the commit it measured, so the documentation cannot drift
+from the numbers (``tests/e2e/test_readme_bench.py`` fails when they disagree).
+The block lies between ``<!-- bench:begin -->`` and ``<!-- bench:end -->``.
+The README keeps no figures, only a link to the page, so it never goes stale.
 
 Usage:
     python -m bench.readme            rewrite the block from the newest full run
     python -m bench.readme --check    exit 1 if the block is out of date
     python -m bench.readme --results bench/results/bench-....json
+    python -m bench.readme --page other.md
 
 This module imports nothing of the benchmarks, so tests can load it by path.
 """
@@ -21,13 +23,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BEGIN", "END", "newest_results", "render", "replace_block"]
+__all__ = ["BEGIN", "END", "PAGE", "newest_results", "render", "replace_block"]
 
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-README = HERE.parent / "README.md"
+PAGE = HERE.parent / "docs" / "benchmarks.md"
+"""The page that holds the block."""
+CHART_PREFIX = "../bench/results/"
+"""The charts as the page links them (relative to ``docs/``)."""
 CHARTS = (
     ("save_to_callable.png", "save → callable, distribution per system and folder size"),
     ("load_time.png", "initial load time against folder size"),
@@ -85,7 +90,7 @@ def render(data: dict[str, Any], name: str) -> str:
     """The block's markdown (markers excluded) for one results file."""
     lines = [_header(data, name), ""]
     for chart, alt in CHARTS:
-        lines.append(f"![{alt}](bench/results/{chart})")
+        lines.append(f"![{alt}]({CHART_PREFIX}{chart})")
     lines.append("")
     for bench, result in data.get("benchmarks", {}).items():
         if "error" in result and "tables" not in result:
@@ -107,37 +112,35 @@ def render(data: dict[str, Any], name: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def replace_block(readme: str, block: str) -> str:
-    """``readme`` with the text between the markers replaced by ``block``."""
-    start, end = readme.find(BEGIN), readme.find(END)
+def replace_block(page: str, block: str) -> str:
+    """``page`` with the text between the markers replaced by ``block``."""
+    start, end = page.find(BEGIN), page.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"the README has no {BEGIN} ... {END} block")
-    return readme[: start + len(BEGIN)] + "\n" + block + readme[end:]
+        raise ValueError(f"the page has no {BEGIN} ... {END} block")
+    return page[: start + len(BEGIN)] + "\n" + block + page[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite (or, with ``--check``, verify) the README's benchmark block."""
+    """Rewrite (or, with ``--check``, verify) the benchmark block of ``docs/benchmarks.md``."""
     parser = argparse.ArgumentParser(prog="python -m bench.readme", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README's block is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page's block is out of date")
     parser.add_argument("--results", type=Path, default=None, help="a results JSON (default: the newest)")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--page", type=Path, default=PAGE, help="the page holding the block")
     args = parser.parse_args(argv)
     path = args.results or newest_results()
     if path is None:
         print("no full benchmark results in bench/results (run python -m bench)", file=sys.stderr)
         return 1
     block = render(json.loads(path.read_text()), path.name)
-    current = args.readme.read_text()
+    current = args.page.read_text()
     updated = replace_block(current, block)
     if args.check:
         if updated != current:
-            print(
-                f"{args.readme} is out of date with {path.name}; run python -m bench.readme", file=sys.stderr
-            )
+            print(f"{args.page} is out of date with {path.name}; run python -m bench.readme", file=sys.stderr)
             return 1
         return 0
-    args.readme.write_text(updated)
-    print(f"{args.readme}: benchmark block written from {path.name}")
+    args.page.write_text(updated)
+    print(f"{args.page}: benchmark block written from {path.name}")
     return 0
 
 

@@ -2,12 +2,15 @@
 
 Each test runs the real command at 80x24, 100x30 and 200x50 from a temporary
 copy of ``sample_tools`` and asserts on the rendered screen; every wait is on
-the screen with a generous deadline.
+the screen with a generous deadline. The 80x24 capture the documentation shows
+(README.md, docs/console.md) is compared with the real screen here, so it
+cannot go stale; ``TOOL_LOADER_UPDATE_DOCS=1`` rewrites it instead.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,7 +21,11 @@ from support import FAST, write
 
 from loader.reload.loader import ToolLoader
 
-SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_TOOLS = ROOT / "sample_tools"
+CAPTURE_PAGES = (ROOT / "README.md", ROOT / "docs" / "console.md")
+CAPTURE_BEGIN = "<!-- screen-capture:begin -->"
+CAPTURE_END = "<!-- screen-capture:end -->"
 SIZES = [(80, 24), (100, 30), (200, 50)]
 EXTRA_TOOLS = 20
 
@@ -179,3 +186,80 @@ def test_a_slow_import_is_shown_while_it_runs(tmp_path: Path) -> None:
         )
     finally:
         assert terminal.interrupt_and_wait() == 0
+
+
+def _documented_captures(page: Path) -> list[str]:
+    """The text of every fenced capture between the markers of ``page``."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for part in text.split(CAPTURE_BEGIN)[1:]:
+        assert CAPTURE_END in part, f"{page.name}: {CAPTURE_BEGIN} without {CAPTURE_END}"
+        fenced = part.split(CAPTURE_END, 1)[0].strip()
+        assert fenced.startswith("```") and fenced.endswith("```"), (
+            f"{page.name}: the capture is not one fence"
+        )
+        found.append(fenced[3:-3].strip("\n"))
+    return found
+
+
+def _write_capture(page: Path, capture: str) -> None:
+    text = page.read_text(encoding="utf-8")
+    head, rest = text.split(CAPTURE_BEGIN, 1)
+    _, tail = rest.split(CAPTURE_END, 1)
+    page.write_text(f"{head}{CAPTURE_BEGIN}\n```\n{capture}\n```\n{CAPTURE_END}{tail}", encoding="utf-8")
+
+
+def _comparable(capture: str) -> list[str]:
+    """The capture with what differs from run to run (clock times, durations) replaced."""
+    capture = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", capture)
+    capture = re.sub(r"\(\d+(\.\d+)? ms\)", "(N ms)", capture)
+    return [line.rstrip() for line in capture.splitlines()]
+
+
+def _watch_capture(tmp_path: Path) -> str:
+    """``watch sample_tools`` at 80x24 after a docstring change to slugify.py and a save that broke calculator.py."""
+    tools = tmp_path / "sample_tools"
+    shutil.copytree(SAMPLE_TOOLS, tools, ignore=shutil.ignore_patterns("__pycache__"))
+    terminal = Terminal(["watch", "sample_tools", "--state-dir", str(tmp_path / "state")], tmp_path, 80, 24)
+    try:
+        terminal.wait_text("waiting for changes")
+        slugify = tools / "slugify.py"
+        slugify.write_text(
+            slugify.read_text().replace("a lower-case, ASCII-only slug", "a URL-friendly slug")
+        )
+        terminal.wait_for(
+            lambda lines: any(" updated " in line and "slugify.py" in line for line in lines),
+            "slugify updated",
+        )
+        calculator = tools / "calculator.py"
+        calculator.write_text(calculator.read_text() + "\ndef broken(:\n")
+        terminal.wait_for(
+            lambda lines: (
+                any(line.startswith("Problems (1)") for line in lines)
+                and any(" failed " in line and "calculator.py:" in line for line in lines)
+            ),
+            "the failed save among the problems and the events",
+        )
+        lines = terminal.lines()
+    finally:
+        assert terminal.interrupt_and_wait() == 0
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def test_the_documented_screen_is_what_watch_shows(tmp_path: Path) -> None:
+    capture = _watch_capture(tmp_path)
+    assert capture.startswith("watching sample_tools · 8 tools · 1 failed"), capture
+    assert max(len(line) for line in capture.splitlines()) <= 80
+    if os.environ.get("TOOL_LOADER_UPDATE_DOCS") == "1":
+        for page in CAPTURE_PAGES:
+            _write_capture(page, capture)
+    for page in CAPTURE_PAGES:
+        documented = _documented_captures(page)
+        assert documented, f"{page.name} shows no {CAPTURE_BEGIN} capture"
+        for shown in documented:
+            assert _comparable(shown) == _comparable(capture), (
+                f"{page.name}: the documented 80x24 screen differs from what watch shows now; "
+                f"run TOOL_LOADER_UPDATE_DOCS=1 pytest {Path(__file__).name}. Now:\n{capture}"
+            )

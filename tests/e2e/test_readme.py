@@ -1,8 +1,9 @@
-"""The README tells the truth: its shell commands and Python examples run as written, printing what it shows.
+"""The README and docs/ tell the truth: their shell commands and Python examples run as written, printing what they show.
 
-Blocks are read from README.md in order and run from a copy of the repository
-root (the checkout's ``loader``, ``plugins`` and ``sample_tools`` linked in), as
-a reader who finished the quick start would:
+Blocks are read from README.md and every docs/*.md page in order; each page
+runs from its own copy of the repository root (the checkout's ``loader``,
+``plugins`` and ``sample_tools`` linked in), as a reader who finished the quick
+start would:
 
 * a ``bash`` block runs in bash (``set -e``) with this environment's
   ``tool-loader`` on the PATH;
@@ -11,16 +12,21 @@ a reader who finished the quick start would:
 * a fence right after ``<!-- readme-test: output -->`` is the output of the
   runnable block before it: stdout and stderr, compared line by line, with
   clock times, durations and local paths normalised;
-* a block right after ``<!-- readme-test: skip -->`` is not run (installs,
-  servers, ``watch``, anything needing credentials).
+* a block right after ``<!-- readme-test: skip: REASON -->`` is not run
+  (installs, servers, ``watch``, anything needing credentials), and says why;
+* a ``json`` or ``toml`` block must parse.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,33 +34,43 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-SKIP = "<!-- readme-test: skip -->"
+PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))
+SKIP = re.compile(r"<!-- readme-test: skip(?::\s*(?P<reason>.*?))?\s*-->")
 OUTPUT = "<!-- readme-test: output -->"
+RUNNABLE = ("bash", "python")
+PARSED = ("json", "toml")
 COLUMNS = "120"
 
 
 @dataclass
 class Block:
-    """One fenced block of the README."""
+    """One fenced block of a page."""
 
+    page: Path
     line: int
     lang: str
     text: str
     marker: str | None
+    skip_reason: str | None = None
     expected: str | None = None
 
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)} line {self.line}"
 
-def read_blocks(text: str) -> list[Block]:
+
+def read_blocks(page: Path, text: str) -> list[Block]:
     """Every fenced block with the marker comment just before it; outputs attached to their command."""
     blocks: list[Block] = []
     lines = text.splitlines()
     index = 0
     marker: str | None = None
+    reason: str | None = None
     while index < len(lines):
-        line = lines[index]
-        stripped = line.strip()
-        if stripped in (SKIP, OUTPUT):
-            marker = stripped
+        stripped = lines[index].strip()
+        skip = SKIP.fullmatch(stripped)
+        if skip or stripped == OUTPUT:
+            marker, reason = ("skip", (skip.group("reason") or "").strip()) if skip else ("output", None)
         elif stripped.startswith("```"):
             lang = stripped[3:].strip()
             body: list[str] = []
@@ -63,20 +79,22 @@ def read_blocks(text: str) -> list[Block]:
             while index < len(lines) and not lines[index].strip().startswith("```"):
                 body.append(lines[index])
                 index += 1
-            block = Block(start, lang, "\n".join(body) + "\n", marker)
-            if marker == OUTPUT:
-                assert blocks, f"README line {start}: an output block with no command before it"
+            block = Block(page, start, lang, "\n".join(body) + "\n", marker, reason)
+            if marker == "output":
+                assert blocks, f"{block.where}: an output block with no command before it"
                 blocks[-1].expected = block.text
             else:
                 blocks.append(block)
-            marker = None
-        elif stripped:
-            marker = None if not stripped.startswith("<!--") else marker
+            marker = reason = None
+        elif stripped and not stripped.startswith("<!--"):
+            marker = reason = None
         index += 1
     return blocks
 
 
-BLOCKS = [b for b in read_blocks(README.read_text(encoding="utf-8")) if b.lang in ("bash", "python")]
+BLOCKS = [block for page in PAGES for block in read_blocks(page, page.read_text(encoding="utf-8"))]
+RUN = [b for b in BLOCKS if b.lang in RUNNABLE]
+PARSE = [b for b in BLOCKS if b.lang in PARSED and b.marker != "skip"]
 
 
 def normalise(text: str, root: Path) -> list[str]:
@@ -88,18 +106,23 @@ def normalise(text: str, root: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the repository root: the code linked in, sample_tools copied (examples may write)."""
-    import shutil
+def root_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
+    """One copy of the repository root per page: the code linked in, sample_tools copied (examples write)."""
+    roots: dict[Path, Path] = {}
 
-    where = tmp_path_factory.mktemp("readme") / "tool-loader"
-    where.mkdir()
-    for name in ("loader", "plugins", "pyproject.toml", "README.md"):
-        (where / name).symlink_to(ROOT / name)
-    shutil.copytree(
-        ROOT / "sample_tools", where / "sample_tools", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    return where
+    def make(page: Path) -> Path:
+        if page not in roots:
+            where = tmp_path_factory.mktemp(page.stem) / "tool-loader"
+            where.mkdir()
+            for name in ("loader", "plugins", "pyproject.toml", "README.md", "docs"):
+                (where / name).symlink_to(ROOT / name)
+            shutil.copytree(
+                ROOT / "sample_tools", where / "sample_tools", ignore=shutil.ignore_patterns("__pycache__")
+            )
+            roots[page] = where
+        return roots[page]
+
+    return make
 
 
 def _env() -> dict[str, str]:
@@ -113,10 +136,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"line{b.line}-{b.lang}" for b in BLOCKS])
-def test_readme_block(block: Block, root: Path) -> None:
-    if block.marker == SKIP:
-        pytest.skip("marked readme-test: skip (installs, servers or credentials)")
+@pytest.mark.parametrize("block", RUN, ids=[f"{b.page.stem}-line{b.line}-{b.lang}" for b in RUN])
+def test_block_runs_as_shown(block: Block, root_of: Callable[[Path], Path]) -> None:
+    if block.marker == "skip":
+        pytest.skip(f"marked readme-test: skip ({block.skip_reason})")
+    root = root_of(block.page)
     first = block.text.splitlines()[0] if block.text.strip() else ""
     if block.lang == "python" and re.fullmatch(r"# [\w./-]+\.py", first):
         target = root / first[2:]
@@ -128,18 +152,35 @@ def test_readme_block(block: Block, root: Path) -> None:
         command,
         cwd=root,
         env={**_env(), "PYTHONPATH": str(root)},
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, f"README line {block.line} failed:\n{block.text}\n{done.stdout}"
+    assert done.returncode == 0, f"{block.where} failed:\n{block.text}\n{done.stdout}"
     if block.expected is not None:
         assert normalise(done.stdout, root) == normalise(block.expected, root), (
-            f"README line {block.line}: the output differs from what the README shows"
+            f"{block.where}: the output differs from what the page shows"
         )
 
 
+@pytest.mark.parametrize("block", PARSE, ids=[f"{b.page.stem}-line{b.line}-{b.lang}" for b in PARSE])
+def test_data_block_parses(block: Block) -> None:
+    try:
+        json.loads(block.text) if block.lang == "json" else tomllib.loads(block.text)
+    except ValueError as exc:
+        pytest.fail(f"{block.where}: the {block.lang} block does not parse: {exc}")
+
+
+def test_every_skip_says_why() -> None:
+    unexplained = [b.where for b in BLOCKS if b.marker == "skip" and not b.skip_reason]
+    assert not unexplained, (
+        f"blocks skipped without a reason (<!-- readme-test: skip: why -->): {unexplained}"
+    )
+
+
 def test_the_blocks_are_found() -> None:
-    assert any(b.expected for b in BLOCKS), "no README command shows its output"
-    assert any(b.marker == SKIP for b in BLOCKS)
+    showing_output = {b.page.stem for b in RUN if b.expected is not None}
+    assert {"README", "console", "writing-tools", "python-api", "plugins"} <= showing_output, showing_output
+    assert any(b.marker == "skip" for b in RUN)

@@ -1,4 +1,4 @@
-"""The README's benchmark block is generated from the newest results file, and stays that way."""
+"""The benchmark block of docs/benchmarks.md is generated from the newest results file, and stays that way."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
+PAGE = ROOT / "docs" / "benchmarks.md"
+
 pytestmark = pytest.mark.skipif(
-    not (BENCH / "readme.py").is_file() or not (ROOT / "README.md").is_file(),
-    reason="the bench folder and README ship with the repository only",
+    not (BENCH / "readme.py").is_file() or not PAGE.is_file(),
+    reason="the bench folder and docs ship with the repository only",
 )
 
 
@@ -34,12 +36,30 @@ def _block(readme_tool: ModuleType, text: str) -> str:
     return text[start + len(readme_tool.BEGIN) + 1 : end]
 
 
-def test_readme_table_matches_the_newest_results(readme_tool: ModuleType) -> None:
+def test_the_page_matches_the_newest_results(readme_tool: ModuleType) -> None:
     newest = readme_tool.newest_results(BENCH / "results")
     assert newest is not None, "no full benchmark results in bench/results"
+    assert readme_tool.PAGE == PAGE
     expected = readme_tool.render(json.loads(newest.read_text()), newest.name)
-    actual = _block(readme_tool, (ROOT / "README.md").read_text())
-    assert actual == expected, f"README benchmark block is stale; run python -m bench.readme ({newest.name})"
+    actual = _block(readme_tool, PAGE.read_text())
+    assert actual == expected, (
+        f"{PAGE.name}: benchmark block is stale; run python -m bench.readme ({newest.name})"
+    )
+
+
+def test_the_charts_the_page_shows_exist(readme_tool: ModuleType) -> None:
+    block = _block(readme_tool, PAGE.read_text())
+    charts = [line.split("](", 1)[1].rstrip(")") for line in block.splitlines() if line.startswith("![")]
+    assert charts, "the benchmark block shows no chart"
+    for chart in charts:
+        assert (PAGE.parent / chart).is_file(), f"{PAGE.name} shows {chart}, which does not exist"
+
+
+def test_the_readme_keeps_no_benchmark_block(readme_tool: ModuleType) -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert readme_tool.BEGIN not in readme and readme_tool.END not in readme, (
+        "the figures live in docs/benchmarks.md; the README only links to it"
+    )
 
 
 def test_a_changed_figure_or_a_newer_run_is_noticed(readme_tool: ModuleType, tmp_path: Path) -> None:
