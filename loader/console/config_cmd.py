@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         Text(
             f"configuration file: {where} [tool.tool-loader]"
             if where
-            else f"configuration file: none found (no pyproject.toml at or above {os.getcwd()})",
+            else f"configuration file: none (no pyproject.toml with a [tool.tool-loader] table "
+            f"at or above {os.getcwd()})",
         ),
         highlight=False,
         soft_wrap=True,

@@ -97,3 +97,25 @@ def test_help_lists_the_configuration_sources(tmp_path: Path) -> None:
         "130 interrupted",
     ):
         assert words in done.stdout
+
+
+def test_a_nearer_pyproject_without_the_table_does_not_hide_a_parent_that_has_one(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\nevents = 3')
+    (deep.parent / "pyproject.toml").write_text(
+        '[project]\nname = "inner"\n\n[tool.ruff]\nline-length = 99\n'
+    )
+    assert _names(run_cli("list", "--json", cwd=deep)) == ["alpha"]  # read from the parent's table
+    document = json.loads(run_cli("config", "--json", cwd=deep).stdout)
+    assert document["pyproject"] == str(tmp_path / "pyproject.toml")
+    rows = {(r["command"], r["option"]): r for r in document["settings"]}
+    assert rows[("watch", "events")]["source"] == f"{tmp_path / 'pyproject.toml'} [tool.tool-loader]"
+
+
+def test_config_names_no_table_when_no_pyproject_has_one(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    done = run_cli("config", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        f"configuration file: none (no pyproject.toml with a [tool.tool-loader] table at or above {tmp_path})"
+    )
+    assert json.loads(run_cli("config", "--json", cwd=tmp_path).stdout)["pyproject"] is None
