@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -113,6 +115,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="close idle keep-alive connections after this long (default: 5)",
     )
+
+
+_AT_A_TERMINAL = (
+    ": waiting for an MCP client on stdin, which is this terminal; to use the tools, let a client "
+    "launch the server (`tool-loader mcp-config` prints the configuration it needs). Ctrl-C to stop"
+)
 
 
 def _say(console: Console, line: str, style: str | None = None) -> None:
@@ -278,8 +286,9 @@ def run(args: argparse.Namespace) -> int:
             if args.transport == "stdio":
                 _scan(loader, console, dirs)
                 loader.start()
-                _say(console, "serving over stdio")
-                anyio.run(serve_stdio, server)
+                _say(console, "serving over stdio" + (_AT_A_TERMINAL if sys.stdin.isatty() else ""))
+                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it: exit 0
+                    anyio.run(serve_stdio, server)
             else:
                 _serve_http(args, server, loader, console, dirs)
     finally:
