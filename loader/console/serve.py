@@ -16,6 +16,7 @@ from rich.console import Console
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments, loader_config, loader_plugins
+from .render import plural
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
@@ -194,8 +195,9 @@ def _scan(loader: ToolLoader, console: Console, dirs: list[Path]) -> None:
     failed = report.failed
     _say(
         console,
-        f"loaded {report.tool_count} tools from {len(report.files)} files in {', '.join(map(str, dirs))}"
-        + (f" ({len(failed)} failed)" if failed else "")
+        f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} "
+        f"in {', '.join(map(str, dirs))}"
+        + (f" ({plural(len(failed), 'file')} failed)" if failed else "")
         + f"; fingerprint {loader.fingerprint()}",
     )
     for status in failed:
@@ -221,7 +223,7 @@ def _serve_http(
     def announce_when_both() -> None:
         with lock:
             if listening and readiness.scanned:
-                _say(console, f"serving {len(loader.registry)} tools at {listening[0]}")
+                _say(console, f"serving {plural(len(loader.registry), 'tool')} at {listening[0]}")
 
     def scan_then_watch() -> None:
         _scan(loader, console, dirs)
