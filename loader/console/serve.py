@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..extras import install_command
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments, loader_config, loader_plugins
@@ -185,7 +186,7 @@ def _metrics(server: MCPToolServer, console: Console, wanted: bool) -> MetricsSo
     try:
         from ..mcp.metrics import ServeMetrics
     except ImportError:
-        _say(console, "metrics off: install prometheus_client (pip install 'tool-loader[metrics]')", "yellow")
+        _say(console, f"metrics off: install prometheus_client ({install_command('metrics')})", "yellow")
         return None
     return ServeMetrics(server)
 
@@ -263,8 +264,9 @@ def run(args: argparse.Namespace) -> int:
         from ..mcp.server import MCPToolServer
         from ..mcp.transports import serve_stdio
     except ImportError as exc:
+        missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         raise UsageError(
-            f"`tool-loader serve` needs the MCP SDK ({exc}); install it with: pip install 'tool-loader[mcp]'"
+            f"`tool-loader serve` needs the MCP SDK ({missing}); install it with: {install_command('mcp')}"
         ) from exc
     from ..reload.loader import ToolLoader
 
