@@ -202,3 +202,55 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
             process.kill()
             process.wait()
     assert not any(re.search(r" (removed|added) tools/(greet|hello)\.py", line) for line in out.seen)
+
+
+def _adder(params: str, example: str, body: str, description: str = "Add numbers.") -> str:
+    return (
+        "from loader import tool\n\n\n"
+        f'@tool(examples=[{{"description": "adds", "params": {example}, "expected_output": 5}}])\n'
+        f"def calculator({params}) -> int:\n"
+        f'    """{description}"""\n'
+        f"    return {body}\n"
+    )
+
+
+def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "calculator.py", _adder("a: int, b: int", '{"a": 2, "b": 3}', "a + b"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^watching tools")
+        event = r"^\d\d:\d\d:\d\d {} tools/calculator\.py calculator {}\(\d+\.\d ms\)$"
+
+        write(
+            tools / "calculator.py", _adder("a: int, b: int, c: int", '{"a": 2, "b": 3, "c": 0}', "a + b + c")
+        )
+        out.wait_for(event.format("updated", re.escape("BREAKING: required parameter 'c' added ")))
+
+        write(
+            tools / "calculator.py",
+            _adder("a: int, b: int, c: int", '{"a": 2, "b": 3, "c": 0}', "a + b + c + 1"),
+        )
+        out.wait_for(r" rejected tools/calculator\.py:\d+ \(still serving calculator\) ExampleFailed")
+
+        # The last good version had 'a'; the save that goes live drops it: the file recovers, callers break.
+        write(tools / "calculator.py", _adder("b: int, c: int", '{"b": 3, "c": 2}', "b + c"))
+        out.wait_for(event.format("recovered", re.escape("BREAKING: parameter 'a' removed ")))
+
+        write(tools / "calculator.py", _adder("b: int, c: int, d: int = 0", '{"b": 3, "c": 2}', "b + c + d"))
+        out.wait_for(event.format("updated", ""))  # an optional parameter breaks nobody: no verdict
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
