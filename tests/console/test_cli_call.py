@@ -104,6 +104,19 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     ) in " ".join(done.stderr.split())
 
 
+def test_a_typo_gets_the_closest_names_first(tmp_path: Path) -> None:
+    done = call("calculater", "a=1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert " ".join(done.stderr.split()).startswith(
+        "error: unknown tool 'calculater'; did you mean 'calculator'? available: calculator, call_info, "
+    )
+    several = call("count-prime", cwd=tmp_path)  # '-' for '_', one letter short
+    assert "unknown tool 'count-prime'; did you mean 'count_primes'?" in " ".join(several.stderr.split())
+    inspected = run_cli("inspect", "word_cont", "--dir", str(SAMPLE_TOOLS), cwd=tmp_path)
+    assert inspected.returncode == 2
+    assert "unknown tool 'word_cont'; did you mean 'word_count'?" in " ".join(inspected.stderr.split())
+
+
 def test_inputs_may_follow_options(tmp_path: Path) -> None:
     done = run_cli(
         "call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path
