@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -24,6 +25,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..calls.containment import HostInterrupt
+from ..names import is_valid_tool_name
 from ..registry.snapshot import RegistrySnapshot
 from ..results import exception_result, is_tool_result_like
 from ..types import AgentTool, ToolResult, new_tool_use_id
@@ -204,9 +206,30 @@ def _print_result(console: Console, result: ToolResult) -> None:
             )
 
 
+def _refuse_folder_first(name: str, inputs: Sequence[str]) -> None:
+    """``call DIR NAME ...``, the order other commands take: say how ``call`` wants it.
+
+    Raises:
+        UsageError: ``name`` is a folder and the first input a bare tool name (never a valid input).
+    """
+    if not inputs or not Path(name).is_dir():
+        return
+    tool, *rest = inputs
+    if "=" in tool or not is_valid_tool_name(tool):
+        return
+    command = shlex.join(["tool-loader", "call", tool, *rest, "--dir", name])
+    raise UsageError(
+        escape(
+            f"{shlex.quote(name)} is a folder: call takes the tool name first and its folders with --dir, "
+            f"e.g. {command}"
+        )
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, call, print; exit 1 on an error result, 2 on bad input or an unknown tool."""
     quiet_logs(args.verbose)
+    _refuse_folder_first(args.name, args.inputs)
     data = parse_input(args.inputs, args.input_file)
     err = stderr_console()
     loader, report = load_from_args(args, progress_console=err)

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from support import run_cli
+from support import run_cli, write
 
 from loader.console.call import parse_input
 
@@ -117,6 +117,18 @@ def test_a_typo_gets_the_closest_names_first(tmp_path: Path) -> None:
     assert "unknown tool 'word_cont'; did you mean 'word_count'?" in " ".join(inspected.stderr.split())
 
 
+def test_a_folder_first_says_how_call_takes_it(tmp_path: Path) -> None:
+    write(tmp_path / "my tools" / "calc.py", CALCULATOR)
+    done = run_cli("call", "my tools", "calculator", "a=1", "b=2", cwd=tmp_path)
+    assert done.returncode == 2
+    assert " ".join(done.stderr.split()) == (
+        "error: 'my tools' is a folder: call takes the tool name first and its folders with --dir, "
+        "e.g. tool-loader call calculator a=1 b=2 --dir 'my tools'"
+    )
+    fixed = run_cli("call", "calculator", "a=1", "b=2", "--dir", "my tools", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "3\n")
+
+
 def test_inputs_may_follow_options(tmp_path: Path) -> None:
     done = run_cli(
         "call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path
@@ -126,6 +138,16 @@ def test_inputs_may_follow_options(tmp_path: Path) -> None:
     bad = run_cli("list", str(SAMPLE_TOOLS), "--bogus", cwd=tmp_path)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
 
+
+CALCULATOR = '''
+from loader import tool
+
+
+@tool
+def calculator(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
 
 RAISING = '''
 from loader import tool
