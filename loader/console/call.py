@@ -27,7 +27,7 @@ from rich.text import Text
 from ..calls.containment import HostInterrupt
 from ..names import is_valid_tool_name
 from ..registry.snapshot import RegistrySnapshot
-from ..results import exception_result, is_tool_result_like
+from ..results import exception_result, finite_json, is_tool_result_like
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
@@ -171,7 +171,7 @@ def _event_printer(console: Console) -> Callable[[Any], None]:
     def show(event: Any) -> None:
         line = Text("event ", style="dim cyan")
         try:
-            line.append_text(JSON.from_data(event, indent=None).text)
+            line.append_text(JSON.from_data(finite_json(event), indent=None).text)
         except (TypeError, ValueError):
             line.append(repr(event))
         console.print(line, soft_wrap=True)
@@ -191,7 +191,7 @@ def _print_result(console: Console, result: ToolResult) -> None:
                 block["text"], markup=False, highlight=False, soft_wrap=True, style="red" if error else None
             )
         elif "json" in block:
-            console.print_json(data=block["json"], default=repr)
+            console.print_json(data=finite_json(block["json"]), default=repr)
         elif "image" in block:
             image = block["image"]
             size = len(image.get("source", {}).get("bytes", b""))

@@ -129,6 +129,40 @@ def test_a_folder_first_says_how_call_takes_it(tmp_path: Path) -> None:
     assert (fixed.returncode, fixed.stdout) == (0, "3\n")
 
 
+NOT_FINITE = '''
+from loader import tool
+
+
+@tool
+def ratio(a: float, b: float) -> float:
+    """a / b, NaN for 0 / 0 and infinite for x / 0."""
+    if b == 0:
+        return float("nan") if a == 0 else float("inf")
+    return a / b
+
+
+@tool
+def stats(values: list[float]) -> dict:
+    """The mean and the spread of the values (NaN for an empty list)."""
+    mean = sum(values) / len(values) if values else float("nan")
+    return {"mean": mean, "range": [min(values, default=float("-inf")), max(values, default=float("inf"))]}
+'''
+
+
+def test_a_result_that_is_not_finite_prints_as_json_null_as_mcp_clients_get_it(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "maths.py", NOT_FINITE)
+    nan = run_cli("call", "ratio", "a=0", "b=0", cwd=tmp_path)
+    assert (nan.returncode, nan.stdout) == (0, "null\n"), nan.stderr
+    assert run_cli("call", "ratio", "a=1", "b=4", cwd=tmp_path).stdout == "0.25\n"
+    nested = run_cli("call", "stats", "values=[]", cwd=tmp_path)
+    assert nested.returncode == 0, nested.stderr
+    assert json.loads(nested.stdout, parse_constant=_not_json) == {"mean": None, "range": [None, None]}
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def test_inputs_may_follow_options(tmp_path: Path) -> None:
     done = run_cli(
         "call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path
