@@ -40,7 +40,16 @@ from .render import (
     tool_source,
 )
 
-__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "finding_record", "run"]
+__all__ = [
+    "HELP",
+    "ExampleRun",
+    "Finding",
+    "add_arguments",
+    "find_problems",
+    "finding_record",
+    "run",
+    "run_examples",
+]
 
 HELP = "lint the tool folders: load errors, conflicts, names, descriptions, docstrings (exit 1 on errors)"
 
@@ -226,10 +235,12 @@ def run(args: argparse.Namespace) -> int:
     """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
     quiet_logs(args.verbose)
     loader, report = load_from_args(args, progress_console=stderr_console())
+    examples: ExampleRun | None = None
     try:
         findings = find_problems(loader, report, strict=args.strict)
         if args.examples:
-            findings += example_findings(loader)
+            examples = run_examples(loader)
+            findings += examples.findings
         tool_count = len(loader.registry)
     finally:
         loader.close()
@@ -245,6 +256,9 @@ def run(args: argparse.Namespace) -> int:
                 "errors": errors,
                 "warnings": warnings,
                 "strict": bool(args.strict),
+                **(
+                    {} if examples is None else {"examples": {"ran": examples.ran, "failed": examples.failed}}
+                ),
             },
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
@@ -264,6 +278,9 @@ def run(args: argparse.Namespace) -> int:
         summary.append(plural(warnings, "warning"), style="yellow" if warnings else "green")
         if args.strict and warnings == 0 and errors:
             summary.append(" (--strict: warnings count as errors)", style="dim")
+    if examples is not None:
+        summary.append(f"; {plural(examples.ran, 'example')} ran, ")
+        summary.append(f"{examples.failed} failed", style="bold red" if examples.failed else "green")
     console.print(summary, highlight=False)
     return 1 if errors else 0
 
@@ -272,11 +289,26 @@ EXAMPLE_TIMEOUT = 10.0
 """Seconds each example may take under ``check --examples``."""
 
 
-def example_findings(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> list[Finding]:
-    """One error finding per failing example of every tool the loader serves (all examples run)."""
+@dataclass(frozen=True, slots=True)
+class ExampleRun:
+    """What ``check --examples`` did: how many examples ran, and a finding per failing one."""
+
+    ran: int
+    findings: list[Finding]
+
+    @property
+    def failed(self) -> int:
+        """How many examples failed (one finding each)."""
+        return len(self.findings)
+
+
+def run_examples(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> ExampleRun:
+    """Run every example of every tool the loader serves (all of them, whatever fails)."""
     found: list[Finding] = []
+    ran = 0
     for tool in loader.registry.snapshot().tools():
         for index, example in enumerate(tool.examples):
+            ran += 1
             failure = run_example(tool, example, index, timeout)
             if failure is None:
                 continue
@@ -284,4 +316,4 @@ def example_findings(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> li
             found.append(
                 Finding(ERROR, f"example-{failure.kind}", file, line, failure.message(), tool.tool_name)
             )
-    return found
+    return ExampleRun(ran, found)
