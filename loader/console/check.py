@@ -247,19 +247,19 @@ def run(args: argparse.Namespace) -> int:
     errors = sum(1 for f in findings if f.severity == ERROR)
     warnings = len(findings) - errors
     if args.json:
+        summary: dict[str, Any] = {
+            "tools": tool_count,
+            "files": len(report.files),
+            "errors": errors,
+            "warnings": warnings,
+            "strict": bool(args.strict),
+        }
+        if examples is not None:
+            summary["examples"] = {"ran": examples.ran, "failed": examples.failed}
         document = {
             "directories": [str(path) for path in loader.paths],
             "findings": [finding_record(f) for f in findings],
-            "summary": {
-                "tools": tool_count,
-                "files": len(report.files),
-                "errors": errors,
-                "warnings": warnings,
-                "strict": bool(args.strict),
-                **(
-                    {} if examples is None else {"examples": {"ran": examples.ran, "failed": examples.failed}}
-                ),
-            },
+            "summary": summary,
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 1 if errors else 0
@@ -267,22 +267,28 @@ def run(args: argparse.Namespace) -> int:
     if findings:
         console.print(_table(findings))
     where = ", ".join(display_path(path) for path in loader.paths)
-    summary = Text(
-        f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
-    )
+    checked = f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
+    console.print(_summary(checked, findings, examples, strict=args.strict), highlight=False)
+    return 1 if errors else 0
+
+
+def _summary(checked: str, findings: list[Finding], examples: ExampleRun | None, *, strict: bool) -> Text:
+    """``checked 2 tools in 1 file in tools: 1 error, 0 warnings; 3 examples ran, 1 failed``."""
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    warnings = len(findings) - errors
+    summary = Text(checked)
     if not findings:
         summary.append("no problems found", style="bold green")
     else:
         summary.append(plural(errors, "error"), style="bold red" if errors else "green")
         summary.append(", ")
         summary.append(plural(warnings, "warning"), style="yellow" if warnings else "green")
-        if args.strict and warnings == 0 and errors:
+        if strict and warnings == 0 and errors:
             summary.append(" (--strict: warnings count as errors)", style="dim")
     if examples is not None:
         summary.append(f"; {plural(examples.ran, 'example')} ran, ")
         summary.append(f"{examples.failed} failed", style="bold red" if examples.failed else "green")
-    console.print(summary, highlight=False)
-    return 1 if errors else 0
+    return summary
 
 
 EXAMPLE_TIMEOUT = 10.0
