@@ -183,14 +183,17 @@ _TOOL_COLUMNS = ("name", "kind", "source", "description", "parameters", "version
 
 
 def _columns(rows: Sequence[ToolRow]) -> list[Column]:
+    """The table's columns: the description wants a readable width first and takes what is left last,
+    so a wide terminal shows every source path and parameter list whole before longer descriptions."""
+
     def longest(field: str, floor: int = 0) -> int:
         return max([floor, *(len(getattr(r, field)) for r in rows)])
 
     return [
         Column("name", 0, min(longest("name"), 24), longest("name")),
         Column("kind", 5, 8, longest("kind")),
-        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28)),
-        Column("description", 3, 20, longest("description"), flexible=True),
+        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28), most=longest("source")),
+        Column("description", 3, 20, min(longest("description"), 40), flexible=True),
         Column("parameters", 4, min(longest("parameters"), 14), longest("parameters")),
         Column("version", 6, 9, longest("version")),
         Column("status", 1, 9, longest("status")),
