@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import functools
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -290,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
             if args.transport == "stdio":
                 _scan(loader, console, dirs)
                 loader.start()
-                _say(console, "serving over stdio" + (_AT_A_TERMINAL if sys.stdin.isatty() else ""))
+                _say(console, "serving over stdio" + (_AT_A_TERMINAL if os.isatty(0) else ""))
                 with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it: exit 0
                     anyio.run(serve_stdio, server)
             else:
