@@ -5,7 +5,7 @@ Everything a user imports lives here; the submodules are the implementation.
 
 from pathlib import Path as _Path
 
-from ._checkout import mount_checkout_plugins as _mount_checkout_plugins
+from .distribution import mount_checkout_plugins as _mount_checkout_plugins
 
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 

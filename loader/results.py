@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,30 @@ from pydantic import BaseModel
 
 from .types import ToolResult, ToolResultContent
 
-__all__ = ["error_result", "exception_result", "is_tool_result_like", "success_result", "to_tool_result"]
+__all__ = [
+    "error_result",
+    "exception_result",
+    "finite_json",
+    "is_tool_result_like",
+    "success_result",
+    "to_tool_result",
+]
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN or Infinity).
+
+    Every face shows a result's JSON this way (``JSON.stringify`` writes them as
+    ``null`` too), so a script reading ``tool-loader call`` and an MCP client read
+    the same value.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(item) for item in value]
+    return value
 
 
 def is_tool_result_like(value: Any) -> bool:

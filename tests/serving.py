@@ -100,13 +100,13 @@ def serve_http(
     )
     lines: list[str] = []
     found = threading.Event()
-    marker = " tools at http://" if wait_ready else "listening at http://"
+    marker = re.compile(r"^serving \d+ tools? at http://" if wait_ready else r"^listening at http://")
 
     def drain() -> None:
         assert process.stderr is not None
         for line in process.stderr:
             lines.append(line.rstrip("\n"))
-            if marker in line:
+            if marker.search(line):
                 found.set()
         found.set()
 
@@ -114,7 +114,7 @@ def serve_http(
     reader.start()
     try:
         assert found.wait(DEADLINE), lines
-        match = next((re.search(r" at (http://\S+)$", line) for line in lines if marker in line), None)
+        match = next((re.search(r" at (http://\S+)$", line) for line in lines if marker.search(line)), None)
         assert match is not None, lines
         yield Served(process, match.group(1), lines)
     finally:

@@ -26,10 +26,18 @@ thread runs there: its own ``KeyboardInterrupt`` then propagates like a Ctrl-C.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
 
-__all__ = ["HostInterrupt", "belongs_to_caller"]
+__all__ = ["CallAbandoned", "HostInterrupt", "belongs_to_caller", "failure_log_level"]
+
+
+class CallAbandoned(BaseException):
+    """Raised inside a call its caller gave up on (its deadline passed), to stop it.
+
+    A ``BaseException``, so a tool's ``except Exception`` does not swallow it.
+    """
 
 
 class HostInterrupt(KeyboardInterrupt):
@@ -48,6 +56,15 @@ def belongs_to_caller(exc: BaseException) -> bool:
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler
         )
     return False
+
+
+def failure_log_level(exc: BaseException) -> int:
+    """The level to log what a tool raised at: a stop the host sent past the deadline is no tool failure.
+
+    The caller already has the timeout's error result; the stop surfacing in the
+    tool's frame later is bookkeeping (DEBUG), not something the tool did (ERROR).
+    """
+    return logging.DEBUG if isinstance(exc, CallAbandoned) else logging.ERROR
 
 
 def _task_is_cancelled() -> bool:

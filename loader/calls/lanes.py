@@ -24,6 +24,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from .containment import CallAbandoned
+
 __all__ = ["CallAbandoned", "CallLane", "LaneMap"]
 
 logger = logging.getLogger(__name__)
@@ -136,13 +138,6 @@ class CallLane:
             future.set_exception(failed)
         else:
             future.set_result(result)
-
-
-class CallAbandoned(BaseException):
-    """Raised inside a call its caller gave up on, to stop it.
-
-    A ``BaseException``, so a tool's ``except Exception`` does not swallow it.
-    """
 
 
 def _raise_in(thread_id: int, exc_type: type[BaseException] | None) -> None:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -24,8 +25,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..calls.containment import HostInterrupt
+from ..names import is_valid_tool_name
 from ..registry.snapshot import RegistrySnapshot
-from ..results import exception_result, is_tool_result_like
+from ..results import exception_result, finite_json, is_tool_result_like
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
@@ -169,7 +171,7 @@ def _event_printer(console: Console) -> Callable[[Any], None]:
     def show(event: Any) -> None:
         line = Text("event ", style="dim cyan")
         try:
-            line.append_text(JSON.from_data(event, indent=None).text)
+            line.append_text(JSON.from_data(finite_json(event), indent=None).text)
         except (TypeError, ValueError):
             line.append(repr(event))
         console.print(line, soft_wrap=True)
@@ -189,7 +191,7 @@ def _print_result(console: Console, result: ToolResult) -> None:
                 block["text"], markup=False, highlight=False, soft_wrap=True, style="red" if error else None
             )
         elif "json" in block:
-            console.print_json(data=block["json"], default=repr)
+            console.print_json(data=finite_json(block["json"]), default=repr)
         elif "image" in block:
             image = block["image"]
             size = len(image.get("source", {}).get("bytes", b""))
@@ -204,9 +206,30 @@ def _print_result(console: Console, result: ToolResult) -> None:
             )
 
 
+def _refuse_folder_first(name: str, inputs: Sequence[str]) -> None:
+    """``call DIR NAME ...``, the order other commands take: say how ``call`` wants it.
+
+    Raises:
+        UsageError: ``name`` is a folder and the first input a bare tool name (never a valid input).
+    """
+    if not inputs or not Path(name).is_dir():
+        return
+    tool, *rest = inputs
+    if "=" in tool or not is_valid_tool_name(tool):
+        return
+    command = shlex.join(["tool-loader", "call", tool, *rest, "--dir", name])
+    raise UsageError(
+        escape(
+            f"{shlex.quote(name)} is a folder: call takes the tool name first and its folders with --dir, "
+            f"e.g. {command}"
+        )
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, call, print; exit 1 on an error result, 2 on bad input or an unknown tool."""
     quiet_logs(args.verbose)
+    _refuse_folder_first(args.name, args.inputs)
     data = parse_input(args.inputs, args.input_file)
     err = stderr_console()
     loader, report = load_from_args(args, progress_console=err)

@@ -40,7 +40,16 @@ from .render import (
     tool_source,
 )
 
-__all__ = ["HELP", "Finding", "add_arguments", "find_problems", "finding_record", "run"]
+__all__ = [
+    "HELP",
+    "ExampleRun",
+    "Finding",
+    "add_arguments",
+    "find_problems",
+    "finding_record",
+    "run",
+    "run_examples",
+]
 
 HELP = "lint the tool folders: load errors, conflicts, names, descriptions, docstrings (exit 1 on errors)"
 
@@ -226,26 +235,31 @@ def run(args: argparse.Namespace) -> int:
     """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
     quiet_logs(args.verbose)
     loader, report = load_from_args(args, progress_console=stderr_console())
+    examples: ExampleRun | None = None
     try:
         findings = find_problems(loader, report, strict=args.strict)
         if args.examples:
-            findings += example_findings(loader)
+            examples = run_examples(loader)
+            findings += examples.findings
         tool_count = len(loader.registry)
     finally:
         loader.close()
     errors = sum(1 for f in findings if f.severity == ERROR)
     warnings = len(findings) - errors
     if args.json:
+        summary: dict[str, Any] = {
+            "tools": tool_count,
+            "files": len(report.files),
+            "errors": errors,
+            "warnings": warnings,
+            "strict": bool(args.strict),
+        }
+        if examples is not None:
+            summary["examples"] = {"ran": examples.ran, "failed": examples.failed}
         document = {
             "directories": [str(path) for path in loader.paths],
             "findings": [finding_record(f) for f in findings],
-            "summary": {
-                "tools": tool_count,
-                "files": len(report.files),
-                "errors": errors,
-                "warnings": warnings,
-                "strict": bool(args.strict),
-            },
+            "summary": summary,
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 1 if errors else 0
@@ -253,30 +267,54 @@ def run(args: argparse.Namespace) -> int:
     if findings:
         console.print(_table(findings))
     where = ", ".join(display_path(path) for path in loader.paths)
-    summary = Text(
-        f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
-    )
+    checked = f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
+    console.print(_summary(checked, findings, examples, strict=args.strict), highlight=False)
+    return 1 if errors else 0
+
+
+def _summary(checked: str, findings: list[Finding], examples: ExampleRun | None, *, strict: bool) -> Text:
+    """``checked 2 tools in 1 file in tools: 1 error, 0 warnings; 3 examples ran, 1 failed``."""
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    warnings = len(findings) - errors
+    summary = Text(checked)
     if not findings:
         summary.append("no problems found", style="bold green")
     else:
         summary.append(plural(errors, "error"), style="bold red" if errors else "green")
         summary.append(", ")
         summary.append(plural(warnings, "warning"), style="yellow" if warnings else "green")
-        if args.strict and warnings == 0 and errors:
+        if strict and warnings == 0 and errors:
             summary.append(" (--strict: warnings count as errors)", style="dim")
-    console.print(summary, highlight=False)
-    return 1 if errors else 0
+    if examples is not None:
+        summary.append(f"; {plural(examples.ran, 'example')} ran, ")
+        summary.append(f"{examples.failed} failed", style="bold red" if examples.failed else "green")
+    return summary
 
 
 EXAMPLE_TIMEOUT = 10.0
 """Seconds each example may take under ``check --examples``."""
 
 
-def example_findings(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> list[Finding]:
-    """One error finding per failing example of every tool the loader serves (all examples run)."""
+@dataclass(frozen=True, slots=True)
+class ExampleRun:
+    """What ``check --examples`` did: how many examples ran, and a finding per failing one."""
+
+    ran: int
+    findings: list[Finding]
+
+    @property
+    def failed(self) -> int:
+        """How many examples failed (one finding each)."""
+        return len(self.findings)
+
+
+def run_examples(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> ExampleRun:
+    """Run every example of every tool the loader serves (all of them, whatever fails)."""
     found: list[Finding] = []
+    ran = 0
     for tool in loader.registry.snapshot().tools():
         for index, example in enumerate(tool.examples):
+            ran += 1
             failure = run_example(tool, example, index, timeout)
             if failure is None:
                 continue
@@ -284,4 +322,4 @@ def example_findings(loader: ToolLoader, timeout: float = EXAMPLE_TIMEOUT) -> li
             found.append(
                 Finding(ERROR, f"example-{failure.kind}", file, line, failure.message(), tool.tool_name)
             )
-    return found
+    return ExampleRun(ran, found)

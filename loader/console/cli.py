@@ -8,7 +8,7 @@ line in ``COMMANDS``. Optional module attributes:
   the command line when another option has a different value is a usage error.
 
 Every option of every command is configurable through ``TOOL_LOADER_<OPTION>``
-and ``[tool.tool-loader]`` in the nearest ``pyproject.toml`` (``console/settings.py``).
+and ``[tool.tool-loader]`` in the nearest ``pyproject.toml`` that has one (``console/settings.py``).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ _EPILOG = """\
 configuration (highest first):
   1. options on the command line
   2. environment variables TOOL_LOADER_<OPTION>, e.g. TOOL_LOADER_DIRS=tools:more_tools
-  3. the [tool.tool-loader] table of the nearest pyproject.toml (walking up from here);
+  3. the [tool.tool-loader] table of the nearest pyproject.toml that has one (walking up from here);
      [tool.tool-loader.<command>] overrides it for one command
   4. the defaults shown in each command's --help
 `tool-loader config` prints the effective settings and where each came from.

@@ -20,9 +20,15 @@ __all__ = ["HELP", "add_arguments", "effective_settings", "run"]
 HELP = "print the effective settings (flags > TOOL_LOADER_* > pyproject.toml > defaults) and their sources"
 
 
+_GLOBAL = ("verbose", "quiet", "no-color")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``config [--json]``."""
-    parser.add_argument("--json", action="store_true", help="print the settings as JSON")
+    """``config [--all] [--json]``."""
+    parser.add_argument(
+        "--all", action="store_true", help="also list the options left at their defaults (--json always does)"
+    )
+    parser.add_argument("--json", action="store_true", help="print every setting as JSON")
 
 
 def _jsonable(value: Any) -> Any:
@@ -57,7 +63,11 @@ def effective_settings() -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print every setting; the global ones once (under ``list``'s row they apply to every command)."""
+    """Print what is set (``--all``: every setting) and where each value came from.
+
+    The same value from the same place for several commands is one row naming
+    them; the global options (``-v``, ``-q``, ``--no-color``) show as ``(all)``.
+    """
     records = effective_settings()
     file = settings.load_file_config()
     where = str(file.path) if file.path else None
@@ -70,22 +80,46 @@ def run(args: argparse.Namespace) -> int:
         Text(
             f"configuration file: {where} [tool.tool-loader]"
             if where
-            else f"configuration file: none found (no pyproject.toml at or above {os.getcwd()})",
+            else f"configuration file: none (no pyproject.toml with a [tool.tool-loader] table "
+            f"at or above {os.getcwd()})",
         ),
         highlight=False,
         soft_wrap=True,
     )
-    table = titled_table("Effective settings (flags on a command line override them)")
-    table.add_column("command", no_wrap=True)
+    rows = _rows(records, everything=args.all)
+    if not rows:
+        console.print(
+            Text("nothing set: every option has its default (tool-loader config --all lists them)"),
+            highlight=False,
+        )
+        return 0
+    title = (
+        "Effective settings (flags on a command line override them)"
+        if args.all
+        else "Settings that are set (flags on a command line override them; "
+        "tool-loader config --all adds the defaults)"
+    )
+    table = titled_table(title)
+    table.add_column("commands", overflow="fold")
     table.add_column("option", no_wrap=True, style="bold")
     table.add_column("value", overflow="fold")
     table.add_column("source", overflow="fold")
-    for record in records:
-        command = "(all)" if record["option"] in ("verbose", "quiet", "no-color") else record["command"]
-        value = record["value"]
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-        style = "dim" if record["source"] == "default" else "green"
-        table.add_row(command, record["option"], Text(shown or "-"), Text(record["source"], style=style))
+    for (option, shown, source), commands in rows.items():
+        style = "dim" if source == "default" else "green"
+        table.add_row(", ".join(commands), option, Text(shown or "-"), Text(source, style=style))
     console.print(table)
     console.print(Text("environment variables: TOOL_LOADER_<OPTION>, e.g. TOOL_LOADER_DIRS", style="dim"))
     return 0
+
+
+def _rows(records: list[dict[str, Any]], *, everything: bool) -> dict[tuple[str, str, str], list[str]]:
+    """``(option, value as shown, source)`` -> the commands it applies to; defaults only if ``everything``."""
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for record in records:
+        if record["source"] == "default" and not everything:
+            continue
+        value = record["value"]
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        command = "(all)" if record["option"] in _GLOBAL else record["command"]
+        rows.setdefault((record["option"], shown, record["source"]), []).append(command)
+    return rows

@@ -10,6 +10,7 @@ from ..history.recorder import HistoryRecorder
 from ..history.store import HistoryError, HistoryStore, database_path
 from ..reload.loader import ToolLoader
 from .common import UsageError, resolve_dirs
+from .render import did_you_mean
 
 __all__ = ["add_history_arguments", "attach_history", "open_history", "store_with_tool"]
 
@@ -83,5 +84,6 @@ def store_with_tool(stores: Sequence[HistoryStore], name: str) -> HistoryStore:
             return store
     known = sorted({tool for store in stores for tool in store.tools()})
     raise UsageError(
-        f"no recorded versions of tool {name!r}; tools with history: {', '.join(known) or 'none'}"
+        f"no recorded versions of tool {name!r}; {did_you_mean(name, known)}"
+        f"tools with history: {', '.join(known) or 'none'}"
     )

@@ -45,9 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def schema_type(schema: Mapping[str, Any]) -> str:
-    """A short type label for a property schema: ``string``, ``add|subtract``, ``array[Parcel]``, ..."""
+    """A short type label for a property schema: ``string``, ``add | subtract``, ``array[Parcel]``, ...
+
+    Alternatives are spaced, so a narrow column folds between values, never inside one.
+    """
     if "enum" in schema:
-        return "|".join(
+        return " | ".join(
             json.dumps(value) if not isinstance(value, str) else value for value in schema["enum"]
         )
     if "const" in schema:

@@ -152,12 +152,31 @@ def _class_name(name: str) -> str:
     return camel if camel.endswith("Tool") else camel + "Tool"
 
 
+def _refuse_non_tool_file(name: str) -> None:
+    """A name whose file would not be a tool file: ``__init__``, a private or a hidden name.
+
+    Raises:
+        UsageError: Naming why, and what to pick instead.
+    """
+    if name == "__init__":
+        why = "__init__.py is a package's own file, which the loader never reads for tools"
+    elif name.startswith("_"):
+        why = "a name starting with '_' is for a private helper module (or one of Python's own), not a tool"
+    elif name.startswith("."):
+        why = "a file whose name starts with '.' is hidden, and the loader never reads it"
+    else:
+        return
+    raise UsageError(escape(f"{name!r} cannot be a tool file: {why}; pick a name that starts with a letter"))
+
+
 def render_template(name: str, style: str) -> str:
     """The source of a new tool file.
 
     Raises:
-        UsageError: ``name`` is not a valid tool name and Python identifier, or ``style`` is unknown.
+        UsageError: ``name`` cannot be a tool file, is not a valid tool name and Python identifier,
+            or ``style`` is unknown.
     """
+    _refuse_non_tool_file(name)
     if not is_valid_tool_name(name) or not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(
             escape(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from ..calls.lanes import CallAbandoned
+from ..calls.containment import CallAbandoned
 from .render import TOOL_LOGGERS, location
 
 __all__ = ["RaiseCatcher", "formatted_traceback", "raising_frame"]

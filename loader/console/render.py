@@ -8,6 +8,7 @@ the version of a file), so those spellings live here, once.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
@@ -34,6 +36,7 @@ __all__ = [
     "TOOL_LOGGERS",
     "callback_line",
     "conflict_message",
+    "did_you_mean",
     "display_path",
     "error_record",
     "existing_dirs",
@@ -167,7 +170,7 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     if found is not None:
         return found
     names = loader.registry.names()
-    message = f"unknown tool {name!r}; available: {', '.join(names) if names else 'none'}"
+    message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
     failed = report.failed
     if failed:
         where = ", ".join(display_path(s.path) for s in failed)
@@ -178,6 +181,25 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
 
 
 # ---------------------------------------------------------------- spelling
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """``did you mean 'calculator'? `` for the names closest to a mistyped one ("" when none is close).
+
+    ``-`` and ``_`` count as the same, as in a lookup; so does letter case, since a name that
+    differs only in case is the likeliest one meant.
+    """
+    by_key: dict[str, str] = {}
+    for known in names:
+        by_key.setdefault(_spelling_key(known), known)
+    close = difflib.get_close_matches(_spelling_key(name), list(by_key), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return f"did you mean {' or '.join(repr(by_key[key]) for key in close)}? "
+
+
+def _spelling_key(name: str) -> str:
+    return normalise_tool_name(name).lower()
+
+
 def display_path(path: str | os.PathLike[str] | None) -> str:
     """``path`` relative to the working directory when it is inside it, else as given."""
     if path is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import threading
@@ -11,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..distribution import install_command
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments, loader_config, loader_plugins
+from .render import plural
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
@@ -115,6 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_AT_A_TERMINAL = (
+    ": waiting for an MCP client on stdin, which is this terminal; to use the tools, let a client "
+    "launch the server (`tool-loader mcp-config` prints the configuration it needs). Ctrl-C to stop"
+)
+
+
 def _say(console: Console, line: str, style: str | None = None) -> None:
     """One plain line (no markup, no wrapping: paths and error messages stay whole and greppable)."""
     console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
@@ -176,7 +185,7 @@ def _metrics(server: MCPToolServer, console: Console, wanted: bool) -> MetricsSo
     try:
         from ..mcp.metrics import ServeMetrics
     except ImportError:
-        _say(console, "metrics off: install prometheus_client (pip install 'tool-loader[metrics]')", "yellow")
+        _say(console, f"metrics off: install prometheus_client ({install_command('metrics')})", "yellow")
         return None
     return ServeMetrics(server)
 
@@ -186,8 +195,9 @@ def _scan(loader: ToolLoader, console: Console, dirs: list[Path]) -> None:
     failed = report.failed
     _say(
         console,
-        f"loaded {report.tool_count} tools from {len(report.files)} files in {', '.join(map(str, dirs))}"
-        + (f" ({len(failed)} failed)" if failed else "")
+        f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} "
+        f"in {', '.join(map(str, dirs))}"
+        + (f" ({plural(len(failed), 'file')} failed)" if failed else "")
         + f"; fingerprint {loader.fingerprint()}",
     )
     for status in failed:
@@ -213,7 +223,7 @@ def _serve_http(
     def announce_when_both() -> None:
         with lock:
             if listening and readiness.scanned:
-                _say(console, f"serving {len(loader.registry)} tools at {listening[0]}")
+                _say(console, f"serving {plural(len(loader.registry), 'tool')} at {listening[0]}")
 
     def scan_then_watch() -> None:
         _scan(loader, console, dirs)
@@ -253,8 +263,9 @@ def run(args: argparse.Namespace) -> int:
         from ..mcp.server import MCPToolServer
         from ..mcp.transports import serve_stdio
     except ImportError as exc:
+        missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         raise UsageError(
-            f"`tool-loader serve` needs the MCP SDK ({exc}); install it with: pip install 'tool-loader[mcp]'"
+            f"`tool-loader serve` needs the MCP SDK ({missing}); install it with: {install_command('mcp')}"
         ) from exc
     from ..reload.loader import ToolLoader
 
@@ -278,8 +289,9 @@ def run(args: argparse.Namespace) -> int:
             if args.transport == "stdio":
                 _scan(loader, console, dirs)
                 loader.start()
-                _say(console, "serving over stdio")
-                anyio.run(serve_stdio, server)
+                _say(console, "serving over stdio" + (_AT_A_TERMINAL if os.isatty(0) else ""))
+                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it: exit 0
+                    anyio.run(serve_stdio, server)
             else:
                 _serve_http(args, server, loader, console, dirs)
     finally:

@@ -3,9 +3,11 @@
 Generic over the parser: every option of every command (and the ``DIR``
 positional) can be set in the environment as ``TOOL_LOADER_<OPTION>`` (the
 option's name in capitals, ``-`` as ``_``: ``TOOL_LOADER_CALL_TIMEOUT``) or in
-the ``[tool.tool-loader]`` table of the nearest ``pyproject.toml`` (walking up
-from the working directory), where ``[tool.tool-loader.<command>]`` overrides
-the table for one command. A command that adds an option gets all of this
+the ``[tool.tool-loader]`` table of the nearest ``pyproject.toml`` that has one
+(walking up from the working directory past files without it, as ruff and
+pytest do: a sub-project's own ``pyproject.toml`` does not hide the settings
+above it), where ``[tool.tool-loader.<command>]`` overrides the table for one
+command. A command that adds an option gets all of this
 without a line of its own.
 
 How it works: before parsing, every such option's default is set to ``None``,
@@ -31,7 +33,7 @@ __all__ = [
     "FileConfig",
     "Setting",
     "Settings",
-    "find_pyproject",
+    "load_file_config",
     "prepare",
     "resolve",
 ]
@@ -55,7 +57,7 @@ class Setting:
 
 @dataclass(slots=True)
 class FileConfig:
-    """The ``[tool.tool-loader]`` table of the nearest ``pyproject.toml`` (empty when there is none)."""
+    """The ``[tool.tool-loader]`` table of the nearest ``pyproject.toml`` having one (empty when none has)."""
 
     path: Path | None = None
     table: dict[str, Any] = field(default_factory=dict)
@@ -72,32 +74,37 @@ class FileConfig:
         return None
 
 
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start``."""
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def load_file_config(start: Path | None = None) -> FileConfig:
-    """Read ``[tool.tool-loader]`` from the nearest ``pyproject.toml``.
+def _read_table(path: Path) -> dict[str, Any] | None:
+    """The ``[tool.tool-loader]`` table of one ``pyproject.toml``, None when it has none.
 
     Raises:
-        UsageError: The file is not valid TOML (naming the file and the error).
+        UsageError: The file is not valid TOML, or the entry is not a table.
     """
-    path = find_pyproject((start or Path.cwd()).resolve())
-    if path is None:
-        return FileConfig()
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read configuration from {path}: {exc}") from None
-    table = document.get("tool", {}).get(TABLE, {})
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict) or TABLE not in tool:
+        return None
+    table = tool[TABLE]
     if not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.{TABLE}] must be a table")
-    return FileConfig(path, table)
+    return table
+
+
+def load_file_config(start: Path | None = None) -> FileConfig:
+    """Read ``[tool.tool-loader]`` from the nearest ``pyproject.toml`` that has the table.
+
+    Raises:
+        UsageError: A file on the way is not valid TOML (naming the file and the error).
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and (table := _read_table(candidate)) is not None:
+            return FileConfig(candidate, table)
+    return FileConfig()
 
 
 def _configurable(action: argparse.Action) -> bool:

@@ -50,7 +50,7 @@ from .render import (
 from .watch_events import EventDeriver, EventLine, describe_event, tool_list_line
 from .watch_view import WatchFrame, render_frame, tool_row
 
-__all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "run"]
+__all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "final_state", "run"]
 
 HELP = "load the tool folders and show tools and reload events live as files change (Ctrl-C to stop)"
 
@@ -212,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
         loader.registry.subscribe(feed.put),
     ]
     state = _WatchState(loader, args.events)
+    final: list[tuple[str, str]] = []
     with _Signals(feed, resize=interactive):
         try:
             loader.start()
@@ -220,12 +221,38 @@ def run(args: argparse.Namespace) -> int:
                 _run_live(console, report, feed, state)
             else:
                 _run_plain(console, report, feed, state)
+            final = final_state(loader)  # before closing, which unregisters every tool
         finally:
             for stop in unsubscribe:
                 stop()
             loader.close()
+    for line, style in final:
+        console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
     console.print("stopped watching", style="dim", highlight=False)
     return 0
+
+
+_NAMES_AT_EXIT = 40
+"""Tool names listed when watching ends; more are counted (``tool-loader list`` has them all)."""
+
+
+def final_state(loader: ToolLoader) -> list[tuple[str, str]]:
+    """``(line, style)`` for what is live as watching ends: the count, the tools, each failing file.
+
+    The full-screen view vanishes with the alternate screen, so these lines are
+    what stays in the scrollback.
+    """
+    statuses = loader.status(include_removed=False)
+    names = loader.registry.names()
+    where = ", ".join(display_path(path) for path in loader.paths)
+    problems = problems_phrase(statuses)
+    head = f"live at exit: {plural(len(names), 'tool')} from {plural(len(statuses), 'file')} in {where}"
+    shown = ", ".join(names[:_NAMES_AT_EXIT]) or "none"
+    if len(names) > _NAMES_AT_EXIT:
+        shown += f", … and {len(names) - _NAMES_AT_EXIT} more (tool-loader list)"
+    lines = [(head + (f" ({problems})" if problems else ""), "bold"), (f"  tools: {shown}", "")]
+    lines.extend((f"  {state} {where} {what}", "red") for where, state, what in problem_rows(statuses))
+    return lines
 
 
 def _terminal_size(console: Console) -> tuple[int, int]:

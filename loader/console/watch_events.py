@@ -14,10 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..spec_diff.kinds import SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .render import display_path, location, plural
 
-__all__ = ["EventDeriver", "EventLine", "describe_event", "tool_list_line"]
+__all__ = ["EventDeriver", "EventLine", "breaking_verdict", "describe_event", "tool_list_line"]
+
+_SHOWN_REASONS = 2
+"""Breaking reasons spelled out on an event line; the rest are counted (``tool-loader history`` has all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +34,13 @@ class EventLine:
     tools: str
     detail: str
     duration_ms: float | None
+    verdict: str = ""
+    """``BREAKING: parameter 'a' removed`` when the version that went live breaks callers of the last one."""
 
     def plain(self) -> str:
         """The row as one plain line: ``12:00:01 updated tools/calc.py calculator (3.2 ms)``."""
         parts = [time.strftime("%H:%M:%S", time.localtime(self.time)), self.kind]
-        parts.extend(part for part in (self.file, self.tools, self.detail) if part)
+        parts.extend(part for part in (self.file, self.tools, self.detail, self.verdict) if part)
         if self.duration_ms is not None:
             parts.append(f"({self.duration_ms:.1f} ms)")
         return " ".join(parts)
@@ -64,7 +70,36 @@ def describe_event(event: LoaderEvent) -> EventLine:
     if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
         detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
     duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
-    return EventLine(event.time, kind, file, tools, detail, duration)
+    verdict = breaking_verdict(event) if event.kind in _WENT_LIVE else ""
+    return EventLine(event.time, kind, file, tools, detail, duration, verdict)
+
+
+_WENT_LIVE = (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED, LoaderEventKind.MOVED)
+"""Events of a file whose new version replaced tools callers already knew."""
+
+
+def breaking_verdict(event: LoaderEvent) -> str:
+    """``BREAKING: parameter 'a' removed``: what in the version that went live breaks callers of the
+    version before it, as the loader classified it (the same verdict history records); "" when nothing does.
+
+    Each reason names its tool unless the file serves that one tool alone.
+    """
+    breaking = event.status.breaking_changes
+    if not breaking:
+        return ""
+    alone = len(breaking) == 1 and event.tools == (breaking[0][0],)
+    reasons: list[str] = []
+    for name, change in breaking:
+        if name in event.removed:
+            reasons.append(f"tool {name!r} removed")
+            continue
+        reasons.extend(
+            reason if alone else f"{name}: {reason}" for reason in change.reasons_of(SpecChangeKind.BREAKING)
+        )
+    shown = "; ".join(reasons[:_SHOWN_REASONS])
+    if len(reasons) > _SHOWN_REASONS:
+        shown += f" (+{len(reasons) - _SHOWN_REASONS} more)"
+    return f"BREAKING: {shown}"
 
 
 def tool_list_line(before: set[str], after: set[str]) -> EventLine | None:
@@ -154,6 +189,7 @@ def _moved_line(old: Path, event: LoaderEvent) -> EventLine:
         ", ".join(event.tools),
         "",
         event.duration_ms,
+        breaking_verdict(event),
     )
 
 
@@ -173,5 +209,11 @@ def _helper_line(
         )
     helpers = ", ".join(display_path(e.path) for e in changed_helpers) or "a helper"
     return EventLine(
-        event.time, "reloaded", display_path(event.path), tools, f"({helpers} changed)", event.duration_ms
+        event.time,
+        "reloaded",
+        display_path(event.path),
+        tools,
+        f"({helpers} changed)",
+        event.duration_ms,
+        breaking_verdict(event),  # it ran again, so its tools went live again: the verdict is this run's
     )

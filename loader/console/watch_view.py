@@ -24,12 +24,15 @@ from .render import STATE_STYLES, parameter_labels, plural, problem_rows, tool_d
 from .render import tool_version as _tool_version
 from .watch_events import EventLine
 
-__all__ = ["IMPORT_NOTICE_SECONDS", "ToolRow", "WatchFrame", "render_frame", "tool_row"]
+__all__ = ["BREAKING_STYLE", "IMPORT_NOTICE_SECONDS", "ToolRow", "WatchFrame", "render_frame", "tool_row"]
 
 IMPORT_NOTICE_SECONDS = 0.5
 """An import running longer than this is shown on the screen."""
 
 _KIND_WIDTH = 9  # "recovered", the longest event word
+
+BREAKING_STYLE = "bold red"
+"""How a breaking verdict looks on an event line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,34 +143,57 @@ def _problem_lines(statuses: Sequence[FileStatus], console: Console, width: int)
 
 
 def _event_line(row: EventLine, width: int) -> Text:
+    """``12:00:01 updated   tools/calc.py calculator BREAKING: parameter 'a' removed (2.0 ms)``.
+
+    The verdict wears the colours of a failure, so a save that breaks callers
+    stands out among routine ones; when the line is too long, the reload time
+    goes first, then the path gives way from the left, before the verdict is cut.
+    """
     kind = row.kind.rstrip(":")
     style = STATE_STYLES.get(kind, "bold cyan" if kind.startswith("tools") else "")
-    rest = " ".join(part for part in (row.file, row.tools, row.detail) if part)
-    if row.duration_ms is not None:
-        rest += f" ({row.duration_ms:.1f} ms)"
-    clock = time.strftime("%H:%M:%S", time.localtime(row.time))
-    head = f"{clock} "
+    clock = time.strftime("%H:%M:%S ", time.localtime(row.time))
     word = f"{kind:<{_KIND_WIDTH}} "
-    body = clip(rest, max(0, width - len(head) - len(word)))
-    return Text.assemble(
-        (head, "dim"),
+    duration = f" ({row.duration_ms:.1f} ms)" if row.duration_ms is not None else ""
+    file = row.file
+    if row.verdict:
+        rest = _event_body(row, "")
+        fixed = len(clock) + len(word) + len(rest) + (1 if rest else 0) + 1 + len(row.verdict)
+        if fixed + len(file) + len(duration) > width:
+            duration = ""
+            file = clip_left(file, max(8, width - fixed))
+    text = Text.assemble(
+        (clock, "dim"),
         (word, style),
-        (body, "red" if kind in ("failed", "stuck") else ""),
+        (_event_body(row, file), "red" if kind in ("failed", "stuck") else ""),
     )
+    if row.verdict:
+        text.append(" ")
+        text.append(row.verdict, BREAKING_STYLE)
+    text.append(duration)
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _event_body(row: EventLine, file: str) -> str:
+    """The file (as given), the tools and the detail of an event row, space-separated."""
+    return " ".join(part for part in (file, row.tools, row.detail) if part)
 
 
 _TOOL_COLUMNS = ("name", "kind", "source", "description", "parameters", "version", "status")
 
 
 def _columns(rows: Sequence[ToolRow]) -> list[Column]:
+    """The table's columns: the description wants a readable width first and takes what is left last,
+    so a wide terminal shows every source path and parameter list whole before longer descriptions."""
+
     def longest(field: str, floor: int = 0) -> int:
         return max([floor, *(len(getattr(r, field)) for r in rows)])
 
     return [
         Column("name", 0, min(longest("name"), 24), longest("name")),
         Column("kind", 5, 8, longest("kind")),
-        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28)),
-        Column("description", 3, 20, longest("description"), flexible=True),
+        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28), most=longest("source")),
+        Column("description", 3, 20, min(longest("description"), 40), flexible=True),
         Column("parameters", 4, min(longest("parameters"), 14), longest("parameters")),
         Column("version", 6, 9, longest("version")),
         Column("status", 1, 9, longest("status")),

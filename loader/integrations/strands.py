@@ -12,7 +12,7 @@
   ``DecoratedFunctionTool`` (``from strands import tool``) as one of our tools,
   which the ``strands_tools`` discovery plugin builds for tool files.
 
-Strands is an optional extra (``pip install 'tool-loader[strands]'``); nothing
+Strands is an optional extra (the ``strands`` extra: ``pip install 'strands-agents>=1.35'``); nothing
 else in the package imports this module.
 """
 
@@ -35,8 +35,10 @@ try:
     from strands.types.tools import ToolSpec as StrandsToolSpec
     from strands.types.tools import ToolUse as StrandsToolUse
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from ..distribution import install_command
+
     raise ImportError(
-        "loader.integrations.strands needs Strands Agents: pip install 'tool-loader[strands]'"
+        f"loader.integrations.strands needs Strands Agents: {install_command('strands')}", name=exc.name
     ) from exc
 
 from ..tools.strands_function import StrandsFunctionTool

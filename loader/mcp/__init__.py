@@ -7,10 +7,12 @@ auth and timeouts); ``metrics`` the Prometheus metrics (the ``metrics`` extra).
 
 from __future__ import annotations
 
+from ..distribution import install_command
+
 try:
     import mcp  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("loader.mcp needs the MCP SDK: pip install 'tool-loader[mcp]'") from exc
+    raise ImportError(f"loader.mcp needs the MCP SDK: {install_command('mcp')}", name=exc.name) from exc
 
 from .auth import TokenFileError, TokenFileVerifier
 from .probes import Readiness, ReadyReport

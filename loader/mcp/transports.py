@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
+import anyio
 import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -90,10 +94,65 @@ def is_loopback(host: str) -> bool:
 
 
 async def serve_stdio(server: MCPToolServer) -> None:
-    """Serve one client over stdin/stdout until it disconnects."""
+    """Serve one client over stdin/stdout until it disconnects (at a terminal: until Ctrl-C or Ctrl-D)."""
     low = server.server
-    async with stdio_server() as (read_stream, write_stream):
-        await low.run(read_stream, write_stream, low.create_initialization_options())
+    with _terminal_lines() as typed:
+        async with stdio_server(stdin=typed) as (read_stream, write_stream):
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
+class _TerminalLines:
+    """Lines from a terminal, read only once the event loop sees input waiting.
+
+    The SDK reads stdin in a worker thread blocked in ``read()``; a cancelled
+    task waits for that thread, and nothing ends the read but another line,
+    so at a terminal Ctrl-C would keep the process alive until someone pressed
+    Enter. Waiting on the loop instead lets a cancellation end the read at once.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pending = b""
+        self._ended = False
+
+    def __aiter__(self) -> _TerminalLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while (end := self._pending.find(b"\n")) < 0 and not self._ended:
+            await anyio.wait_readable(self._fd)
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:  # the terminal went away
+                chunk = b""
+            self._ended = not chunk  # Ctrl-D or a hang-up: nobody will type more
+            self._pending += chunk
+        if not self._pending:
+            raise StopAsyncIteration
+        cut = end + 1 if end >= 0 else len(self._pending)
+        line, self._pending = self._pending[:cut], self._pending[cut:]
+        return line.decode("utf-8", errors="replace")
+
+
+@contextmanager
+def _terminal_lines() -> Iterator[anyio.AsyncFile[str] | None]:
+    """At a terminal, stdin as ``_TerminalLines`` (None otherwise: the SDK reads it).
+
+    Like the SDK's own claim, fd 0 points at the null device meanwhile, so tool
+    code reading stdin gets an end of file instead of the keystrokes.
+    """
+    if os.name != "posix" or not os.isatty(0):  # elsewhere the loop cannot wait on a terminal
+        yield None
+        return
+    private = os.dup(0)  # above the standard three, and not inherited by child processes
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+        yield cast("anyio.AsyncFile[str]", _TerminalLines(private))  # the SDK only iterates its lines
+    finally:
+        os.dup2(private, 0)
+        os.close(null)
+        os.close(private)
 
 
 def _security(host: str) -> TransportSecuritySettings | None:

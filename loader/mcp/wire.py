@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 from typing import Any
 from urllib.parse import quote
 
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..results import finite_json
 from ..types import JSONSchema, ToolResult, ToolResultContent, ToolSpec
 
 __all__ = [
@@ -39,17 +39,6 @@ _BINARY_DOCUMENT_FORMATS = {
     "xls": "application/vnd.ms-excel",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
-
-
-def finite_json(value: Any) -> Any:
-    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN or Infinity)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_json(item) for item in value]
-    return value
 
 
 def _json_text(value: Any) -> str:

@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "loader.tools.strands_function needs Strands Agents: pip install strands-agents"
     ) from exc
 
-from ..calls.containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller, failure_log_level
 from ..results import error_result, exception_result
 from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
 
@@ -98,7 +98,12 @@ class StrandsFunctionTool(AgentTool):
                 except BaseException as exc:  # Strands contains Exception only; a sys.exit() must not escape
                     if belongs_to_caller(exc):
                         raise
-                    logger.error("tool_name=<%s> | strands tool raised", self.tool_name, exc_info=exc)
+                    logger.log(
+                        failure_log_level(exc),
+                        "tool_name=<%s> | strands tool raised",
+                        self.tool_name,
+                        exc_info=exc,
+                    )
                     yield exception_result(tool_use_id, exc)
                     return
                 if isinstance(event, ToolResultEvent):

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from support import run_cli
+from support import run_cli, write
 
 from loader.console.call import parse_input
 
@@ -104,6 +104,65 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     ) in " ".join(done.stderr.split())
 
 
+def test_a_typo_gets_the_closest_names_first(tmp_path: Path) -> None:
+    done = call("calculater", "a=1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert " ".join(done.stderr.split()).startswith(
+        "error: unknown tool 'calculater'; did you mean 'calculator'? available: calculator, call_info, "
+    )
+    several = call("count-prime", cwd=tmp_path)  # '-' for '_', one letter short
+    assert "unknown tool 'count-prime'; did you mean 'count_primes'?" in " ".join(several.stderr.split())
+    inspected = run_cli("inspect", "word_cont", "--dir", str(SAMPLE_TOOLS), cwd=tmp_path)
+    assert inspected.returncode == 2
+    assert "unknown tool 'word_cont'; did you mean 'word_count'?" in " ".join(inspected.stderr.split())
+
+
+def test_a_folder_first_says_how_call_takes_it(tmp_path: Path) -> None:
+    write(tmp_path / "my tools" / "calc.py", CALCULATOR)
+    done = run_cli("call", "my tools", "calculator", "a=1", "b=2", cwd=tmp_path)
+    assert done.returncode == 2
+    assert " ".join(done.stderr.split()) == (
+        "error: 'my tools' is a folder: call takes the tool name first and its folders with --dir, "
+        "e.g. tool-loader call calculator a=1 b=2 --dir 'my tools'"
+    )
+    fixed = run_cli("call", "calculator", "a=1", "b=2", "--dir", "my tools", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "3\n")
+
+
+NOT_FINITE = '''
+from loader import tool
+
+
+@tool
+def ratio(a: float, b: float) -> float:
+    """a / b, NaN for 0 / 0 and infinite for x / 0."""
+    if b == 0:
+        return float("nan") if a == 0 else float("inf")
+    return a / b
+
+
+@tool
+def stats(values: list[float]) -> dict:
+    """The mean and the spread of the values (NaN for an empty list)."""
+    mean = sum(values) / len(values) if values else float("nan")
+    return {"mean": mean, "range": [min(values, default=float("-inf")), max(values, default=float("inf"))]}
+'''
+
+
+def test_a_result_that_is_not_finite_prints_as_json_null_as_mcp_clients_get_it(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "maths.py", NOT_FINITE)
+    nan = run_cli("call", "ratio", "a=0", "b=0", cwd=tmp_path)
+    assert (nan.returncode, nan.stdout) == (0, "null\n"), nan.stderr
+    assert run_cli("call", "ratio", "a=1", "b=4", cwd=tmp_path).stdout == "0.25\n"
+    nested = run_cli("call", "stats", "values=[]", cwd=tmp_path)
+    assert nested.returncode == 0, nested.stderr
+    assert json.loads(nested.stdout, parse_constant=_not_json) == {"mean": None, "range": [None, None]}
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def test_inputs_may_follow_options(tmp_path: Path) -> None:
     done = run_cli(
         "call", "calculator", "--dir", str(SAMPLE_TOOLS), "operation=multiply", "a=6", "b=7", cwd=tmp_path
@@ -113,6 +172,16 @@ def test_inputs_may_follow_options(tmp_path: Path) -> None:
     bad = run_cli("list", str(SAMPLE_TOOLS), "--bogus", cwd=tmp_path)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
 
+
+CALCULATOR = '''
+from loader import tool
+
+
+@tool
+def calculator(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
 
 RAISING = '''
 from loader import tool

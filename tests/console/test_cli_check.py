@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from support import run_cli, write, write_conflict_and_broken
@@ -113,3 +114,57 @@ def test_load_failures_conflicts_and_invalid_names_are_errors(tmp_path: Path) ->
     assert rows[1][3] == "SyntaxError: invalid syntax"
     assert rows[2][3].startswith("InvalidToolNameError: Invalid tool name 'has space'")
     assert "3 errors, 0 warnings" in done.stdout
+
+
+DOUBLE = '''
+from loader import tool
+
+
+@tool(examples=[{"description": "twice", "params": {"a": 4}, "expected_output": 8}])
+def double(a: int) -> int:
+    """Double a number.
+
+    Args:
+        a: The number.
+    """
+    return 2 * a
+'''
+
+ADD = '''
+
+@tool(
+    examples=[
+        {"description": "one and two", "params": {"a": 1, "b": 2}, "expected_output": 3},
+        {"description": "wrong on purpose", "params": {"a": 2, "b": 2}, "expected_output": 5},
+    ]
+)
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+'''
+
+
+def test_check_examples_says_how_many_ran_and_failed(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "maths.py", DOUBLE + ADD)
+    done = run_cli("check", "--examples", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == (
+        "checked 2 tools in 1 file in tools: 1 error, 0 warnings; 3 examples ran, 1 failed"
+    )
+    as_json = json.loads(run_cli("check", "--examples", "--json", cwd=tmp_path).stdout)
+    assert as_json["summary"]["examples"] == {"ran": 3, "failed": 1}
+
+    write(tmp_path / "one" / "double.py", DOUBLE)
+    single = run_cli("check", "one", "--examples", cwd=tmp_path)
+    assert single.returncode == 0, single.stdout
+    assert (
+        single.stdout.splitlines()[-1]
+        == "checked 1 tool in 1 file in one: no problems found; 1 example ran, 0 failed"
+    )
+    without = run_cli("check", "one", cwd=tmp_path)  # no examples run: nothing said about them
+    assert without.stdout.splitlines()[-1] == "checked 1 tool in 1 file in one: no problems found"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from support import run_cli, write
 
 
@@ -97,3 +99,66 @@ def test_help_lists_the_configuration_sources(tmp_path: Path) -> None:
         "130 interrupted",
     ):
         assert words in done.stdout
+
+
+def test_a_nearer_pyproject_without_the_table_does_not_hide_a_parent_that_has_one(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\nevents = 3')
+    (deep.parent / "pyproject.toml").write_text(
+        '[project]\nname = "inner"\n\n[tool.ruff]\nline-length = 99\n'
+    )
+    assert _names(run_cli("list", "--json", cwd=deep)) == ["alpha"]  # read from the parent's table
+    document = json.loads(run_cli("config", "--json", cwd=deep).stdout)
+    assert document["pyproject"] == str(tmp_path / "pyproject.toml")
+    rows = {(r["command"], r["option"]): r for r in document["settings"]}
+    assert rows[("watch", "events")]["source"] == f"{tmp_path / 'pyproject.toml'} [tool.tool-loader]"
+
+
+def test_config_names_no_table_when_no_pyproject_has_one(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    done = run_cli("config", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        f"configuration file: none (no pyproject.toml with a [tool.tool-loader] table at or above {tmp_path})"
+    )
+    assert json.loads(run_cli("config", "--json", cwd=tmp_path).stdout)["pyproject"] is None
+
+
+def _rows(stdout: str) -> list[list[str]]:
+    """The table's rows as [commands, option, value, source] (columns are two spaces or more apart)."""
+    rows = []
+    for line in stdout.splitlines():
+        cells = [cell.strip() for cell in re.split(r"\s{2,}", line.strip())]
+        if len(cells) == 4 and cells[0] != "commands":
+            rows.append(cells)
+    return rows
+
+
+def test_config_shows_what_is_set_and_where_and_all_adds_the_defaults(tmp_path: Path) -> None:
+    deep = _project(tmp_path, 'dirs = ["a"]\nevents = 3')
+    state = tmp_path / "state"
+    env = {"TOOL_LOADER_RECURSIVE": "false", "TOOL_LOADER_STATE_DIR": str(state), "COLUMNS": "400"}
+    done = run_cli("config", cwd=deep, env=env)
+    assert done.returncode == 0, done.stderr
+    pyproject = f"{tmp_path / 'pyproject.toml'} [tool.tool-loader]"
+    rows = {row[1]: row for row in _rows(done.stdout)}
+    assert set(rows) == {"dirs", "recursive", "events", "state-dir"}, done.stdout
+    assert rows["dirs"][2:] == [str(tmp_path / "a"), pyproject]
+    assert rows["dirs"][0].startswith("list, watch, call, inspect, check, serve")
+    assert rows["recursive"][2:] == ["False", "environment TOOL_LOADER_RECURSIVE"]
+    assert rows["events"] == ["watch", "events", "3", pyproject]
+    assert rows["state-dir"][2:] == [str(state), "environment TOOL_LOADER_STATE_DIR"]
+    assert "tool-loader config --all" in done.stdout
+
+    everything = run_cli("config", "--all", cwd=deep, env=env)
+    all_rows = _rows(everything.stdout)
+    assert len(all_rows) > len(rows)
+    assert ["(all)", "verbose", "0", "default"] in all_rows
+    assert any(row[1] == "transport" and row[2:] == ["stdio", "default"] for row in all_rows)
+
+
+def test_config_with_nothing_set_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOL_LOADER_STATE_DIR")  # set for every test, so none writes to the user's
+    done = run_cli("config", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _rows(done.stdout) == []
+    assert "nothing set: every option has its default (tool-loader config --all lists them)" in done.stdout

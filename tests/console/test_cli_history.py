@@ -113,6 +113,11 @@ def test_history_of_an_unknown_tool_names_the_known_ones(
     result = _cli(tmp_path, "history", "nope")
     assert result.returncode == 2
     assert "no recorded versions of tool 'nope'; tools with history: calc" in result.stderr
+    typo = _cli(tmp_path, "history", "cacl")
+    assert typo.returncode == 2
+    assert "no recorded versions of tool 'cacl'; did you mean 'calc'? tools with history: calc" in " ".join(
+        typo.stderr.split()
+    )
 
 
 def test_diff_defaults_to_the_last_two(tmp_path: Path, make_loader: Callable[..., ToolLoader]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from support import FAST, run_cli
@@ -25,7 +26,7 @@ def test_class_tool_page_shows_schema_metadata_examples_and_source(tmp_path: Pat
     assert f"currency_converter  class tool  {SAMPLE_TOOLS}/currency_converter.py:{line}" in out
     assert "Convert an amount between currencies using a fixed, offline table of exchange rates." in out
     # parameters table
-    assert "from_currency" in out and "EUR|USD|GBP|JPY|CHF|CAD" in out
+    assert "from_currency" in out and "EUR | USD | GBP | JPY | CHF | CAD" in out
     # the JSON Schema, pretty-printed
     assert '"additionalProperties": false' in out
     assert '"minimum": 0' in out
@@ -73,9 +74,25 @@ def test_json_spec_is_the_tool_spec_and_nested_models_are_named(tmp_path: Path) 
     assert '"$defs"' in page.stdout and '"Address"' in page.stdout
 
 
+def test_enums_fold_between_values_at_80_columns(tmp_path: Path) -> None:
+    allowed = {
+        "calculator": {"add", "subtract", "multiply", "divide", "number"},
+        "unit_converter": {"mm", "cm", "m", "km", "in", "ft", "yd", "mi", "mg", "g", "kg", "t"}
+        | {"oz", "lb", "C", "F", "K", "number"},
+    }
+    for name, words in allowed.items():
+        done = run_cli("inspect", name, "--dir", str(SAMPLE_TOOLS), cwd=tmp_path, env={"COLUMNS": "80"})
+        assert done.returncode == 0, done.stderr
+        rows = [line.split("│") for line in done.stdout.splitlines() if line.startswith("│")]
+        type_cells = [cells[2] for cells in rows if len(cells) == 7]  # the parameters table's type column
+        tokens = {token for cell in type_cells for token in re.split(r"[\s|]+", cell) if token}
+        assert tokens == words, type_cells  # every value whole: no 'multiply' cut into 'multipl' and 'y'
+        assert max(len(line) for line in done.stdout.splitlines()) <= 80
+
+
 def test_schema_type_labels() -> None:
     assert schema_type({"type": "string"}) == "string"
-    assert schema_type({"enum": ["a", "b", 3]}) == "a|b|3"
+    assert schema_type({"enum": ["a", "b", 3]}) == "a | b | 3"
     assert schema_type({"$ref": "#/$defs/Parcel"}) == "Parcel"
     assert schema_type({"type": "array", "items": {"$ref": "#/$defs/Parcel"}}) == "array[Parcel]"
     assert schema_type({"anyOf": [{"type": "integer"}, {"type": "null"}]}) == "integer | null"

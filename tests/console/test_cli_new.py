@@ -66,6 +66,24 @@ def test_invalid_name_is_a_usage_error_from_the_command(tmp_path: Path) -> None:
     assert not (tmp_path / "tools").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("__init__", "__init__.py is a package's own file, which the loader never reads for tools"),
+        ("__main__", "a name starting with '_' is for a private helper module"),
+        ("_helper", "a name starting with '_' is for a private helper module"),
+        (".hidden", "a file whose name starts with '.' is hidden, and the loader never reads it"),
+    ],
+)
+def test_names_that_cannot_be_tool_files_are_refused(tmp_path: Path, name: str, why: str) -> None:
+    done = run_cli("new", name, cwd=tmp_path)
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())
+    assert message.startswith(f"error: {name!r} cannot be a tool file: {why}"), message
+    assert "pick a name that starts with a letter" in message
+    assert not (tmp_path / "tools").exists()
+
+
 def test_a_name_the_folder_already_defines_is_refused_naming_file_and_line_unless_forced(
     tmp_path: Path,
 ) -> None:
@@ -76,9 +94,10 @@ def test_a_name_the_folder_already_defines_is_refused_naming_file_and_line_unles
     )
     refused = run_cli("new", "forecast", cwd=tmp_path)
     assert refused.returncode == 1
-    assert (
-        "a tool named 'forecast' is already defined at tools/weather.py:4"
-    )  # the @tool line in refused.stderr
+    # the @tool line
+    assert "a tool named 'forecast' is already defined at tools/weather.py:4" in " ".join(
+        refused.stderr.split()
+    )
     assert "--force" in refused.stderr
     assert not (tools / "forecast.py").exists()
 

@@ -141,6 +141,8 @@ def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> N
         out.wait_for(clock + r"tools changed: -greet \(1 tool\)$")
 
         process.send_signal(signal.SIGINT)
+        out.wait_for(r"^live at exit: 1 tool from 1 file in tools$")
+        out.wait_for(r"^  tools: add$")
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
     finally:
@@ -195,6 +197,9 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
         out.wait_for(clock + r"kept tools/user\.py loud \(last good version: tools/helper\.py failed\)")
 
         process.send_signal(signal.SIGINT)
+        out.wait_for(r"^live at exit: 2 tools from 3 files in tools \(1 file failed\)$")
+        out.wait_for(r"^  tools: greet, loud$")
+        out.wait_for(r"^  failed tools/helper\.py:\d+ SyntaxError: ")
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
     finally:
@@ -202,3 +207,87 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
             process.kill()
             process.wait()
     assert not any(re.search(r" (removed|added) tools/(greet|hello)\.py", line) for line in out.seen)
+
+
+def test_leaving_the_live_view_leaves_the_final_state_in_the_scrollback(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", CALCULATOR)
+    write(tools / "greet.py", V1)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "loader", "watch", "tools", "--no-history"],
+        cwd=str(tmp_path),
+        env=cli_env(TERM="xterm-256color", COLUMNS="120", LINES="30"),
+        dimensions=(30, 120),
+        encoding="utf-8",
+        timeout=DEADLINE,
+    )
+    try:
+        child.expect("waiting for changes")
+        write(tools / "greet.py", BROKEN)
+        child.expect(rf"tools/greet\.py:{BROKEN_LINE}")
+        child.sendintr()
+        child.expect(re.escape("\x1b[?1049l"))  # the full-screen view is gone; what follows stays
+        child.expect(r"live at exit: 2 tools from 2 files in tools \(1 file failed\)")
+        child.expect(r"  tools: add, greet")
+        child.expect(
+            rf"  failed tools/greet\.py:{BROKEN_LINE} SyntaxError: '\(' was never closed "
+            r"\(still serving the last good greet\)"
+        )
+        child.expect("stopped watching")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
+def _adder(params: str, example: str, body: str, description: str = "Add numbers.") -> str:
+    return (
+        "from loader import tool\n\n\n"
+        f'@tool(examples=[{{"description": "adds", "params": {example}, "expected_output": 5}}])\n'
+        f"def calculator({params}) -> int:\n"
+        f'    """{description}"""\n'
+        f"    return {body}\n"
+    )
+
+
+def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "calculator.py", _adder("a: int, b: int", '{"a": 2, "b": 3}', "a + b"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^watching tools")
+        event = r"^\d\d:\d\d:\d\d {} tools/calculator\.py calculator {}\(\d+\.\d ms\)$"
+
+        write(
+            tools / "calculator.py", _adder("a: int, b: int, c: int", '{"a": 2, "b": 3, "c": 0}', "a + b + c")
+        )
+        out.wait_for(event.format("updated", re.escape("BREAKING: required parameter 'c' added ")))
+
+        write(
+            tools / "calculator.py",
+            _adder("a: int, b: int, c: int", '{"a": 2, "b": 3, "c": 0}', "a + b + c + 1"),
+        )
+        out.wait_for(r" rejected tools/calculator\.py:\d+ \(still serving calculator\) ExampleFailed")
+
+        # The last good version had 'a'; the save that goes live drops it: the file recovers, callers break.
+        write(tools / "calculator.py", _adder("b: int, c: int", '{"b": 3, "c": 2}', "b + c"))
+        out.wait_for(event.format("recovered", re.escape("BREAKING: parameter 'a' removed ")))
+
+        write(tools / "calculator.py", _adder("b: int, c: int, d: int = 0", '{"b": 3, "c": 2}', "b + c + d"))
+        out.wait_for(event.format("updated", ""))  # an optional parameter breaks nobody: no verdict
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

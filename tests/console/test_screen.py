@@ -19,6 +19,7 @@ import pytest
 from screen import Terminal
 from support import FAST, write
 
+from loader.console.render import parameter_labels
 from loader.reload.loader import ToolLoader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,3 +264,32 @@ def test_the_documented_screen_is_what_watch_shows(tmp_path: Path) -> None:
                 f"{page.name}: the documented 80x24 screen differs from what watch shows now; "
                 f"run TOOL_LOADER_UPDATE_DOCS=1 pytest {Path(__file__).name}. Now:\n{capture}"
             )
+
+
+def test_a_wide_terminal_shows_every_source_and_parameter_list_whole(tmp_path: Path) -> None:
+    tools = tmp_path / "st" / "deeper" / "folder"
+    shutil.copytree(SAMPLE_TOOLS, tools, ignore=shutil.ignore_patterns("__pycache__"))
+    loader = ToolLoader([tmp_path / "st"], config=FAST)
+    try:
+        loader.scan()
+        wanted = {
+            tool.tool_name: (
+                f"{Path(str(tool.source_file)).relative_to(tmp_path)}:{tool.source_line}",
+                ", ".join(parameter_labels(tool.tool_spec)),
+            )
+            for tool in loader.registry.snapshot().tools()
+        }
+    finally:
+        loader.close()
+    terminal = Terminal(["watch", "st", "--no-history"], tmp_path, 200, 50)
+    try:
+        terminal.wait_text("waiting for changes")
+        lines = terminal.lines()
+        rows = {line.split()[0]: line for line in lines[_section(lines, "Tools") + 2 :] if line}
+        assert set(rows) == set(wanted)
+        for name, (source, parameters) in wanted.items():
+            assert f" {source} " in rows[name], (source, rows[name])
+            assert f" {parameters} " in rows[name], (parameters, rows[name])
+        assert max(len(line) for line in lines) <= 200
+    finally:
+        assert terminal.interrupt_and_wait() == 0

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from loader.console.watch_events import EventLine
 from loader.console.watch_view import ToolRow, WatchFrame, render_frame
@@ -66,3 +67,21 @@ def test_a_slow_import_shows_after_half_a_second_only() -> None:
     slow = WatchFrame("tools", _tools(1), (), (), keep_events=10, importing=("tools/slow.py", 3.2))
     assert not any(line.startswith("importing") for line in _screen(quick, 80, 24))
     assert "importing tools/slow.py… 3 s" in _screen(slow, 80, 24)
+
+
+def test_a_breaking_verdict_stands_out_and_outranks_the_reload_time_at_80_columns() -> None:
+    verdict = "BREAKING: parameter 'a' removed"
+    row = EventLine(time.time(), "updated", "tools/calculator.py", "calculator", "", 2.0, verdict)
+    routine = EventLine(time.time(), "updated", "tools/calculator.py", "calculator", "", 2.0)
+    frame = WatchFrame("tools", _tools(1), (), (routine, row), keep_events=10)
+    for width in (200, 80):
+        rendered = render_frame(frame, Console(file=io.StringIO(), width=width), width, 24)
+        lines = [
+            line for line in rendered.renderables if isinstance(line, Text) and "calculator" in line.plain
+        ]
+        plain, breaking = lines[0], lines[1]
+        assert plain.plain.endswith("updated   tools/calculator.py calculator (2.0 ms)")
+        start = breaking.plain.index(verdict)
+        assert [span.style for span in breaking.spans if span.start <= start < span.end] == ["bold red"]
+        assert len(breaking.plain) <= width
+    assert breaking.plain.endswith(f"calculator {verdict}")  # at 80 columns the time gives way

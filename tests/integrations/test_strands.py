@@ -434,6 +434,6 @@ def test_everything_else_works_without_strands(tools_dir: Path, tmp_path: Path) 
     assert done.stdout.splitlines() == [
         "['greet', 'legacy'] ['loaded', 'loaded']",
         "[{'text': 'hello x'}]",
-        "ImportError: loader.integrations.strands needs Strands Agents: pip install 'tool-loader[strands]'",
+        "ImportError: loader.integrations.strands needs Strands Agents: pip install 'strands-agents>=1.35'",
         "strands imported: False",
     ]
