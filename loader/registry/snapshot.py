@@ -16,6 +16,7 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..errors import DuplicateToolError, ToolNotFoundError
+from ..fingerprint import tool_digest
 from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
 from ..types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
@@ -120,6 +121,11 @@ class RegistrySnapshot:
         """Where the named tool came from (e.g. a file path), or None."""
         entry = self._entry(name)
         return None if entry is None else entry.source
+
+    def digest(self, name: str) -> str | None:
+        """The named tool's digest (``loader.fingerprint.tool_digest``), or None."""
+        entry = self._entry(name)
+        return None if entry is None else tool_digest(entry.tool)
 
     def tool_config(self, tool_choice: ToolChoice | None = None) -> ToolConfig:
         """The tools section of a model request; the model picks (``{"auto": {}}``) by default."""
