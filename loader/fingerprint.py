@@ -81,9 +81,12 @@ def model_view(spec: ToolSpec | Mapping[str, Any]) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     """``value`` as JCS can write it: non-finite floats as ``null`` (as the wire writes them), integers
-    beyond a double's precision as that double, tuples as lists, unknown objects as their ``str``."""
-    if value is None or isinstance(value, (bool, str)):
+    beyond a double's precision as that double, tuples as lists, unknown objects as their ``str``, so a
+    tool's odd spec never makes its digest (and the listing that carries it) fail."""
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):  # a lone surrogate cannot be UTF-8: it becomes "?", never an exception
+        return value if value.isascii() else value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, int):
         return value if -_SAFE_INTEGER <= value <= _SAFE_INTEGER else float(value)
     if isinstance(value, float):

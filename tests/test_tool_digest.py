@@ -7,6 +7,7 @@ import hashlib
 import json
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,6 +99,7 @@ def test_values_json_cannot_hold_are_written_as_a_client_would_read_them() -> No
     assert canonical_json({"maximum": 2**63 - 1}) == b'{"maximum":9223372036854776000}'
     assert canonical_json({"nan": float("nan"), "inf": float("-inf")}) == b'{"inf":null,"nan":null}'
     assert canonical_json({"ok": 2**53 - 1, "tuple": (1, "a")}) == b'{"ok":9007199254740991,"tuple":[1,"a"]}'
+    assert canonical_json({"odd": "\ud800", "object": Path("x")}) == b'{"object":"x","odd":"?"}'
 
 
 SPEC: ToolSpec = {
