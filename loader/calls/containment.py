@@ -29,7 +29,9 @@ import asyncio
 import signal
 import threading
 
-__all__ = ["HostInterrupt", "belongs_to_caller"]
+from ..types import AgentTool
+
+__all__ = ["HostInterrupt", "belongs_to_caller", "safe_name"]
 
 
 class HostInterrupt(KeyboardInterrupt):
@@ -56,3 +58,11 @@ def _task_is_cancelled() -> bool:
     except RuntimeError:  # no running loop: nobody can have cancelled us
         return False
     return task is not None and task.cancelling() > 0
+
+
+def safe_name(tool: AgentTool) -> str:
+    """The tool's name for a log line, a message or a span, even when its ``tool_name`` raises."""
+    try:
+        return tool.tool_name
+    except Exception:
+        return repr(type(tool).__name__)

@@ -149,7 +149,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return run_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+        )
 
     async def ainvoke(
         self,
@@ -167,7 +169,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return await arun_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+        )
 
     async def astream(
         self,
@@ -187,7 +191,9 @@ class RegistrySnapshot:
         if tool is None:
             yield unknown_tool(name, tool_use_id, self._names)
             return
-        async for event in astream_counted(tool, self._lifecycle, input, tool_use_id, invocation_state):
+        async for event in astream_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, generation=self._generation
+        ):
             yield event
 
     def __contains__(self, name: object) -> bool:
