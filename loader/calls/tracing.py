@@ -74,6 +74,9 @@ TIMEOUT = "timeout"
 _PROVIDER_VARIABLES = ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
 """Environment variables naming a provider the API loads on first use, with nobody importing it first."""
 
+_PROVIDER_NAMED = any(os.environ.get(name) for name in _PROVIDER_VARIABLES)
+"""Read once: reading the environment on every call would cost more than the rest of the check."""
+
 
 class _Api:
     """The parts of the OpenTelemetry API used here, imported on first need."""
@@ -112,9 +115,8 @@ def _api(*, needed: bool = False) -> _Api | None:
         return state
     if state is True:
         return None
-    if not needed and "opentelemetry.trace" not in sys.modules:
-        if not any(os.environ.get(name) for name in _PROVIDER_VARIABLES):
-            return None
+    if not needed and not _PROVIDER_NAMED and "opentelemetry.trace" not in sys.modules:
+        return None
     try:
         found = _Api()
     except ImportError:  # the otel extra is not installed
