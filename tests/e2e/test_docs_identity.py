@@ -1,0 +1,40 @@
+"""docs/identity.md tells the truth: each of its Python examples runs as written, in a fresh interpreter.
+
+Each example makes its own tools folder and checks its own claims with ``assert``;
+the first two must print the same digest (the second recomputes, as a client
+would, the digest of the entry the server lists for the first one's tool).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import cli_env
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "identity.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S) if DOC.is_file() else []
+
+pytestmark = pytest.mark.skipif(not BLOCKS, reason="the docs ship with the repository only")
+
+
+def run(block: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", block], cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_every_python_example_runs(index: int, tmp_path: Path) -> None:
+    run(BLOCKS[index], tmp_path)
+
+
+def test_a_client_recomputes_the_digest_the_server_lists(tmp_path: Path) -> None:
+    listed = run(BLOCKS[0], tmp_path).split()
+    recomputed = run(BLOCKS[1], tmp_path).strip()
+    assert listed[0] == "forecast" and recomputed.startswith(listed[1])
