@@ -23,6 +23,7 @@ from .errors import (
     ToolSignatureError,
     ToolValidationError,
 )
+from .fingerprint import spec_digest, tool_digest
 from .history.recorder import HistoryRecorder
 from .history.store import HistoryStore, ToolVersion
 from .hookspecs import hookimpl, hookspec
@@ -121,6 +122,8 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "is_tool",
+    "spec_digest",
     "tool",
+    "tool_digest",
     "validate_tool_params",
 ]

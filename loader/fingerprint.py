@@ -1,4 +1,11 @@
-"""A content fingerprint of a tool set: equal on every replica that loaded equal files.
+"""Content fingerprints: one tool's digest, and the fingerprint of a whole tool set.
+
+A tool's digest (``tool_digest``) is the sha256 of what a model sees of it:
+its MCP ``Tool`` entry as listed (name, title, description, input and output
+schema, annotations; never ``_meta``) in the canonical JSON of RFC 8785 (JCS).
+Any client can recompute it from a listing, a client can pin it and notice when
+a tool changes under it, and a trace can say which version of a tool answered.
+It depends on the spec alone: equal specs give equal digests on every replica.
 
 Replicas behind a load balancer may be one sync apart; comparing fingerprints
 tells an operator (or a client, from a result's ``_meta``) which tool set
@@ -11,15 +18,119 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
+
+import rfc8785
 
 from .status import FileStatus
-from .types import ToolSpec
+from .types import AgentTool, ToolSpec
 
-__all__ = ["FingerprintCache", "content_hashes", "tool_set_fingerprint"]
+__all__ = [
+    "FingerprintCache",
+    "canonical_json",
+    "content_hashes",
+    "model_view",
+    "spec_digest",
+    "tool_digest",
+    "tool_set_fingerprint",
+]
+
+_LISTED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+"""The parts of a spec a model is shown, as the MCP ``Tool`` names them."""
+
+_SAFE_INTEGER = 2**53 - 1
+"""JSON numbers are IEEE doubles (RFC 8785 section 3.2.2.3): larger integers are written as the double
+a JavaScript client would read, so every client computes the same digest."""
+
+
+def _schema(wrapped: Any) -> dict[str, Any] | None:
+    """The JSON Schema inside a spec's ``{"json": schema}`` wrapper (a bare schema passes through)."""
+    if not isinstance(wrapped, Mapping):
+        return None
+    inner = wrapped.get("json", wrapped)
+    return dict(inner) if isinstance(inner, Mapping) else None
+
+
+def model_view(spec: ToolSpec | Mapping[str, Any]) -> dict[str, Any]:
+    """What a model sees of a tool: its MCP ``Tool`` entry as listed to current clients, without ``_meta``.
+
+    Camel-case keys, ``None`` values left out, schemas unwrapped from Bedrock's
+    ``{"json": ...}``, and an input schema that names no type rooted at
+    ``"type": "object"`` (MCP requires an object). The MCP server lists this
+    very dict (``loader.mcp.wire.to_mcp_tool``).
+    """
+    view: dict[str, Any] = {}
+    for key in _LISTED_FIELDS:
+        value = spec.get(key)
+        if value is None:
+            continue
+        if key == "inputSchema":
+            schema = _schema(value) or {}
+            value = schema if "type" in schema else {"type": "object", **schema}
+        elif key == "outputSchema":
+            value = _schema(value)
+            if value is None:
+                continue
+        view[key] = value
+    return view
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JCS can write it: non-finite floats as ``null`` (as the wire writes them), integers
+    beyond a double's precision as that double, tuples as lists, unknown objects as their ``str``, so a
+    tool's odd spec never makes its digest (and the listing that carries it) fail."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):  # a lone surrogate cannot be UTF-8: it becomes "?", never an exception
+        return value if value.isascii() else value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, int):
+        return value if -_SAFE_INTEGER <= value <= _SAFE_INTEGER else float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return str(value)
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as RFC 8785 canonical JSON (sorted keys, no whitespace, ECMAScript numbers), UTF-8."""
+    return rfc8785.dumps(_plain(value))
+
+
+def spec_digest(spec: ToolSpec | Mapping[str, Any]) -> str:
+    """The sha256 (hex) of ``model_view(spec)`` as canonical JSON: the tool's identity as a model sees it."""
+    return hashlib.sha256(canonical_json(model_view(spec))).hexdigest()
+
+
+# Per tool object (a spec is fixed per tool object, as the listing caches assume): id -> (ref, digest).
+# Keyed by identity, not hash: a tool class may define __eq__ and be unhashable.
+_digests: dict[int, tuple[weakref.ref[AgentTool], str]] = {}
+
+
+def tool_digest(tool: AgentTool) -> str:
+    """``spec_digest`` of ``tool``'s spec, worked out once per tool object."""
+    key = id(tool)
+    entry = _digests.get(key)
+    if entry is not None and entry[0]() is tool:
+        return entry[1]
+    digest = spec_digest(tool.tool_spec)
+
+    def forget(_: object) -> None:
+        gone = _digests.get(key)
+        if gone is not None and gone[0]() is None:
+            del _digests[key]
+
+    try:
+        _digests[key] = (weakref.ref(tool, forget), digest)
+    except TypeError:  # a tool that cannot be referenced weakly is digested each time
+        pass
+    return digest
 
 
 class ToolSet(Protocol):

@@ -8,6 +8,7 @@ those dicts. ``AgentTool`` is the abstract base every tool implements.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import os
 import threading
@@ -256,7 +257,8 @@ def run_sync(factory: Any) -> Any:
 
     Used by ``invoke`` conveniences: if no loop is running in this thread the
     coroutine runs with ``asyncio.run``; otherwise in a short-lived worker thread
-    so the caller's loop is never re-entered.
+    so the caller's loop is never re-entered, in a copy of the caller's context
+    (as ``asyncio.run`` would give it: context variables, a caller's trace).
     """
     try:
         asyncio.get_running_loop()
@@ -270,7 +272,8 @@ def run_sync(factory: Any) -> Any:
         except BaseException as exc:  # handed back to the caller below
             box["error"] = exc
 
-    thread = threading.Thread(target=worker, name="tool-loader-invoke", daemon=True)
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(worker,), name="tool-loader-invoke", daemon=True)
     thread.start()
     thread.join()
     if "error" in box:
@@ -347,6 +350,11 @@ class AgentTool(ABC):
         instead of driving the call on an event loop just to bound it.
         """
         return False
+
+    @property
+    def isolation(self) -> Literal["thread", "process"]:
+        """Where the tool's code runs: in this process (``thread``, the default) or in a worker process."""
+        return "thread"
 
     @property
     def source_file(self) -> str | None:

@@ -30,7 +30,9 @@ import logging
 import signal
 import threading
 
-__all__ = ["CallAbandoned", "HostInterrupt", "belongs_to_caller", "failure_log_level"]
+from ..types import AgentTool
+
+__all__ = ["CallAbandoned", "HostInterrupt", "belongs_to_caller", "failure_log_level", "safe_name"]
 
 
 class CallAbandoned(BaseException):
@@ -73,3 +75,11 @@ def _task_is_cancelled() -> bool:
     except RuntimeError:  # no running loop: nobody can have cancelled us
         return False
     return task is not None and task.cancelling() > 0
+
+
+def safe_name(tool: AgentTool) -> str:
+    """The tool's name for a log line, a message or a span, even when its ``tool_name`` raises."""
+    try:
+        return tool.tool_name
+    except Exception:
+        return repr(type(tool).__name__)

@@ -30,6 +30,8 @@ keeps counting as in flight until then, so its tool is not cleaned up under it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import logging
 import math
@@ -41,7 +43,8 @@ from typing import Any
 from ..errors import ToolCallTimeout
 from ..results import error_result, exception_result, is_tool_result_like
 from ..types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
-from .containment import belongs_to_caller, failure_log_level
+from . import tracing
+from .containment import belongs_to_caller, failure_log_level, safe_name
 from .lanes import CallLane, LaneMap
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
@@ -82,14 +85,6 @@ class CallLimits:
             raise ValueError(f"max_concurrent_per_tool must be an integer >= 1, got {cap!r}")
 
 
-def safe_name(tool: AgentTool) -> str:
-    """The tool's name for a log line or a message, even when its ``tool_name`` raises."""
-    try:
-        return tool.tool_name
-    except Exception:
-        return repr(type(tool).__name__)
-
-
 class CallRunner:
     """Runs calls under one ``CallLimits``; owns the per-tool lanes of synchronous tools."""
 
@@ -97,12 +92,27 @@ class CallRunner:
         self.limits = limits if limits is not None else CallLimits()
         self._lanes = LaneMap(self.limits.max_concurrent_per_tool)
 
-    def run(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
+    def run(
+        self, tool: AgentTool, call: ToolCall, release: Callable[[], None], *, generation: int | None = None
+    ) -> ToolResult:
         """Run a call from synchronous code and return its result; never raises for the tool's fault.
 
         A synchronous tool runs right here, in the caller's thread, with no
         deadline (see the module docstring); an async one gets its deadline.
+        ``generation`` (the registry's, for traces) names the snapshot the tool came from.
         """
+        trace = tracing.start_call(tool, call.tool_use_id, generation)
+        if trace is None:
+            return self._run(tool, call, release)
+        try:
+            result = self._run(tool, call, release)
+        except BaseException as exc:
+            trace.end(exc=exc)
+            raise
+        trace.end(result)
+        return result
+
+    def _run(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
         timeout = self.limits.timeout
         try:
             if tool.is_async and timeout is not None and not tool.enforces_call_timeout:
@@ -117,8 +127,28 @@ class CallRunner:
         call: ToolCall,
         release: Callable[[], None],
         arelease: Callable[[], Awaitable[None]],
+        *,
+        generation: int | None = None,
     ) -> ToolResult:
         """Run a call from async code; async tools on this loop, sync tools on their lane."""
+        trace = tracing.start_call(tool, call.tool_use_id, generation)
+        if trace is None:
+            return await self._arun(tool, call, release, arelease)
+        try:
+            result = await self._arun(tool, call, release, arelease)
+        except BaseException as exc:
+            trace.end(exc=exc)
+            raise
+        trace.end(result)
+        return result
+
+    async def _arun(
+        self,
+        tool: AgentTool,
+        call: ToolCall,
+        release: Callable[[], None],
+        arelease: Callable[[], Awaitable[None]],
+    ) -> ToolResult:
         timeout = self.limits.timeout
         if tool.is_async:
             try:
@@ -126,7 +156,8 @@ class CallRunner:
             finally:
                 await arelease()
         lane = self._lanes.lane_for(tool, safe_name(tool))
-        future = lane.submit(functools.partial(_invoke, tool, call))
+        # The lane thread runs in this context (as asyncio.to_thread would): the tool sees the caller's trace.
+        future = lane.submit(functools.partial(contextvars.copy_context().run, _invoke, tool, call))
         future.add_done_callback(lambda _: release())
         try:
             async with asyncio.timeout(timeout):
@@ -144,6 +175,8 @@ class CallRunner:
         tool_use: ToolUse,
         invocation_state: dict[str, Any],
         release: Callable[[], None] = lambda: None,
+        *,
+        generation: int | None = None,
     ) -> AsyncIterator[Any]:
         """Drive ``tool.stream`` under the limits, yielding its events as they come; the last is a result.
 
@@ -155,20 +188,46 @@ class CallRunner:
         deadline it ends with the timeout's error result. ``release`` runs once,
         when the tool's code has really finished.
         """
+        trace = tracing.start_call(tool, str(tool_use.get("toolUseId") or ""), generation, attach=False)
+        if trace is None:
+            async for event in self._astream(tool, tool_use, invocation_state, release, None):
+                yield event
+            return
+        last: Any = None
+        try:
+            async for event in self._astream(tool, tool_use, invocation_state, release, trace):
+                last = event
+                yield event
+        except BaseException as exc:
+            trace.end(exc=exc)
+            raise
+        trace.end(last if is_tool_result_like(last) else None)
+
+    async def _astream(
+        self,
+        tool: AgentTool,
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any],
+        release: Callable[[], None],
+        trace: tracing.CallTrace | None,
+    ) -> AsyncIterator[Any]:
         tool_use_id = str(tool_use.get("toolUseId") or "")
         call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
         timeout = self.limits.timeout
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         if tool.is_async:
-            source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(tool, tool_use, invocation_state)
+            source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(
+                tool, tool_use, invocation_state, trace
+            )
             future: Future[None] | None = None
             lane: CallLane | None = None
         else:
             queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
             lane = self._lanes.lane_for(tool, safe_name(tool))
+            context = contextvars.copy_context() if trace is None else trace.context()
             future = lane.submit(
-                functools.partial(_pump_on_thread, tool, tool_use, invocation_state, loop, queue)
+                functools.partial(context.run, _pump_on_thread, tool, tool_use, invocation_state, loop, queue)
             )
             future.add_done_callback(lambda _: release())
             source = _drain(queue)
@@ -184,6 +243,8 @@ class CallRunner:
                     assert timeout is not None
                     settled = True
                     started = lane is None or future is None or _give_up(lane, future)
+                    if trace is not None:
+                        trace.error_type = tracing.TIMEOUT
                     yield self._timed_out(tool, call, timeout, started=started)
                     return
                 if kind in ("end", "error"):
@@ -191,6 +252,8 @@ class CallRunner:
                 if kind == "end":
                     return
                 if kind == "error":
+                    if trace is not None:
+                        trace.raised(value)
                     yield _failed(safe_name(tool), tool_use_id, value)
                     return
                 yield value
@@ -210,6 +273,7 @@ class CallRunner:
             return self._timed_out(tool, call, timeout, started=True)
 
     def _timed_out(self, tool: AgentTool, call: ToolCall, timeout: float, *, started: bool) -> ToolResult:
+        tracing.note_timeout()
         name = safe_name(tool)
         exc = ToolCallTimeout(
             name, timeout, started=started, max_concurrent=self.limits.max_concurrent_per_tool
@@ -219,14 +283,20 @@ class CallRunner:
 
 
 async def _events_on_loop(
-    tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any]
+    tool: AgentTool, tool_use: ToolUse, invocation_state: dict[str, Any], trace: tracing.CallTrace | None
 ) -> AsyncGenerator[tuple[str, Any], None]:
-    """An async tool's stream events as ``("event", e)``, then ``("error", exc)`` or ``("end", None)``."""
+    """An async tool's stream events as ``("event", e)``, then ``("error", exc)`` or ``("end", None)``.
+
+    Each step of the tool's stream runs with the call's span current (a generator runs in its consumer's
+    context, so the span is made current around each step, never across a ``yield``).
+    """
     events = tool.stream(tool_use, invocation_state)
+    current = trace.current if trace is not None else contextlib.nullcontext
     try:
         while True:
             try:
-                event = await anext(events)
+                with current():
+                    event = await anext(events)
             except StopAsyncIteration:
                 break
             except BaseException as exc:
@@ -318,6 +388,7 @@ def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
 def _failed(name: str, tool_use_id: str, exc: BaseException) -> ToolResult:
     if belongs_to_caller(exc):
         raise exc
+    tracing.note_exception(exc)
     logger.log(
         failure_log_level(exc), "tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc
     )

@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
         now = time.time()
         table = Table(title=f"History of {args.name} ({display_path(store.folder)})", title_justify="left")
-        for column in ("hash", "went live", "live for", "change", "file", "details"):
-            table.add_column(column, overflow="fold", no_wrap=column in ("hash", "went live", "live for"))
+        for column in ("hash", "digest", "went live", "live for", "change", "file", "details"):
+            table.add_column(
+                column, overflow="fold", no_wrap=column in ("hash", "digest", "went live", "live for")
+            )
         for version in versions:
             ended = version.replaced_at
             served = format_duration((ended if ended is not None else now) - version.went_live_at)
@@ -83,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 details = f"{details}; {version.note}" if details else version.note
             table.add_row(
                 version.short_hash,
+                version.digest[:12],
                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(version.went_live_at)),
                 served + (" (live)" if version.live else ""),
                 f"[{_KIND_STYLES[kind]}]{change_label(version)}[/]",

@@ -15,6 +15,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from ..fingerprint import tool_digest
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
@@ -141,6 +142,7 @@ def render_tool(tool: AgentTool, loader: Any) -> RenderableType:
     about: dict[str, Any] = {
         "source": tool_location(tool, loader),
         "version": tool_version(tool, status, short=False),
+        "digest": tool_digest(tool),
         "category": tool.category or "-",
         "tags": ", ".join(tool.tags) or "-",
         "dynamic": "yes" if tool.is_dynamic else "no",

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..fingerprint import tool_digest
 from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
@@ -364,6 +365,7 @@ def tool_record(tool: AgentTool, loader: ToolLoader) -> dict[str, Any]:
         "tags": list(tool.tags),
         "version": None if metadata is None else metadata.version,
         "content_hash": None if status is None else status.content_hash,
+        "digest": tool_digest(tool),
         "dynamic": tool.is_dynamic,
         "spec": _jsonable(spec),
         "metadata": None if metadata is None else _jsonable(metadata.model_dump(mode="json", by_alias=True)),

@@ -5,6 +5,11 @@ path, under the platform's user state directory (``platformdirs``) unless a
 state directory is given. WAL mode and a busy timeout let several processes
 watching the same folder write at once; a version two of them both saw is kept
 once (the write checks the newest row inside an immediate transaction).
+
+Each version keeps its tool's digest (``loader.fingerprint.spec_digest``), the
+identity clients and traces see; a database written before the column existed
+gets it on open, worked out from the stored specs (the digest depends on the
+spec alone).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import platformdirs
 
 from ..errors import ToolLoaderError
+from ..fingerprint import spec_digest
 from ..spec_diff.kinds import SpecChange
 from ..spec_diff.specs import compare_specs
 
@@ -61,7 +67,8 @@ CREATE TABLE IF NOT EXISTS versions (
     replaced_at REAL,
     change_json TEXT,
     note TEXT,
-    pid INTEGER NOT NULL
+    pid INTEGER NOT NULL,
+    digest TEXT
 );
 CREATE INDEX IF NOT EXISTS versions_by_tool ON versions (tool, id);
 """
@@ -90,7 +97,8 @@ class ToolVersion:
 
     ``change`` is the spec change against the version before it (None for the
     first one recorded); ``content`` is None when the loaded bytes could not be
-    recovered (``note`` says why).
+    recovered (``note`` says why); ``digest`` is the tool's digest, as listings
+    and traces name this version.
     """
 
     id: int
@@ -103,6 +111,7 @@ class ToolVersion:
     replaced_at: float | None
     change: SpecChange | None
     note: str | None
+    digest: str
 
     @property
     def short_hash(self) -> str:
@@ -120,6 +129,7 @@ class ToolVersion:
             "id": self.id,
             "tool": self.tool,
             "content_hash": self.content_hash,
+            "digest": self.digest,
             "file_path": str(self.file_path),
             "went_live_at": self.went_live_at,
             "replaced_at": self.replaced_at,
@@ -177,13 +187,14 @@ class HistoryStore:
             _switch_to_wal(self._db)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(_SCHEMA)  # CREATE ... IF NOT EXISTS: safe when processes race
+            with self._write() as db:
+                db.execute(
+                    "INSERT OR IGNORE INTO folder (path, created_at) VALUES (?, ?)",
+                    (str(self.folder), time.time()),
+                )
+                _add_digests(db)
         except (OSError, sqlite3.Error) as exc:
             raise HistoryError(f"cannot open the tool history {self.path} for {self.folder}: {exc}") from exc
-        with self._write() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO folder (path, created_at) VALUES (?, ?)",
-                (str(self.folder), time.time()),
-            )
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -244,9 +255,10 @@ class HistoryStore:
                     "UPDATE versions SET replaced_at = ? WHERE tool = ? AND replaced_at IS NULL",
                     (version.went_live_at, version.tool),
                 )
+            digest = spec_digest(version.spec)
             cursor = db.execute(
                 "INSERT INTO versions (tool, spec_json, file_path, content, content_hash, went_live_at, "
-                "change_json, note, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "change_json, note, pid, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     version.tool,
                     spec_json,
@@ -257,6 +269,7 @@ class HistoryStore:
                     None if change is None else json.dumps(change.to_json()),
                     version.note,
                     os.getpid(),
+                    digest,
                 ),
             )
             new_id = cursor.lastrowid
@@ -277,6 +290,7 @@ class HistoryStore:
             replaced_at=None,
             change=change,
             note=version.note,
+            digest=digest,
         )
 
     def mark_removed(self, tool: str, at: float | None = None) -> bool:
@@ -300,7 +314,7 @@ class HistoryStore:
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, tool, spec_json, file_path, content, content_hash, went_live_at, replaced_at, "
-                "change_json, note FROM versions WHERE tool = ? ORDER BY id DESC",
+                "change_json, note, digest FROM versions WHERE tool = ? ORDER BY id DESC",
                 (tool,),
             ).fetchall()
         return [_version_of(row) for row in rows]
@@ -326,7 +340,19 @@ class HistoryStore:
 
 
 def _version_of(row: tuple[Any, ...]) -> ToolVersion:
-    ident, tool, spec_json, file_path, content, content_hash, went_live, replaced, change_json, note = row
+    (
+        ident,
+        tool,
+        spec_json,
+        file_path,
+        content,
+        content_hash,
+        went_live,
+        replaced,
+        change_json,
+        note,
+        digest,
+    ) = row
     return ToolVersion(
         id=ident,
         tool=tool,
@@ -338,6 +364,25 @@ def _version_of(row: tuple[Any, ...]) -> ToolVersion:
         replaced_at=replaced,
         change=None if change_json is None else SpecChange.from_json(json.loads(change_json)),
         note=note,
+        digest=digest if digest is not None else spec_digest(json.loads(spec_json)),
+    )
+
+
+def _add_digests(db: sqlite3.Connection) -> None:
+    """Give a database from before the digest column that column, filled from the stored specs.
+
+    Runs inside the opening write transaction, so two processes opening an old
+    database at once migrate it once; rows written by an older process later
+    (without a digest) are filled in at the next open, and read meanwhile with
+    the digest worked out from their spec.
+    """
+    columns = {row[1] for row in db.execute("PRAGMA table_info(versions)")}
+    if "digest" not in columns:
+        db.execute("ALTER TABLE versions ADD COLUMN digest TEXT")
+    missing = db.execute("SELECT id, spec_json FROM versions WHERE digest IS NULL").fetchall()
+    db.executemany(
+        "UPDATE versions SET digest = ? WHERE id = ?",
+        [(spec_digest(json.loads(spec_json)), ident) for ident, spec_json in missing],
     )
 
 

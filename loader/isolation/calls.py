@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..calls.tracing import trace_carrier
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
 from .errors import WorkerCrashed, WorkerError, WorkerTimeout
@@ -101,17 +102,19 @@ class CallRouter:
             for v in recipe
         ]
         serial = recipe[-1].serial
-        worker.send(
-            {
-                "op": "call",
-                "build": build,
-                "serial": serial,
-                "tool": tool_name,
-                "tool_use": encode_value(tool_use),
-                "state": json_safe_state(invocation_state),
-                "stream": on_event is not None,
-            }
-        )
+        message: dict[str, Any] = {
+            "op": "call",
+            "build": build,
+            "serial": serial,
+            "tool": tool_name,
+            "tool_use": encode_value(tool_use),
+            "state": json_safe_state(invocation_state),
+            "stream": on_event is not None,
+        }
+        carrier = trace_carrier()  # the caller's trace, so the tool's own spans join it
+        if carrier is not None:
+            message["trace"] = carrier
+        worker.send(message)
         cancelled = cancel.is_set if cancel is not None else None
         while True:
             message = worker.receive(deadline, cancelled)

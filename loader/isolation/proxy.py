@@ -14,10 +14,11 @@ object), which a tool in a worker sees as absent.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..results import exception_result
 from ..tools.metadata import ToolMetadata
@@ -107,6 +108,11 @@ class ProxyTool(AgentTool):
         run it on their own loop (where cancelling the call stops the worker) rather than on a
         thread. Whether the tool's own body is ``async`` is ``description.is_async``."""
         return True
+
+    @property
+    def isolation(self) -> Literal["thread", "process"]:
+        """Its code runs in worker processes."""
+        return "process"
 
     @property
     def is_generator(self) -> bool:
@@ -207,7 +213,11 @@ class ProxyTool(AgentTool):
                 result = exception_result(tool_use["toolUseId"], exc)
             post((True, result))
 
-        threading.Thread(target=run, name=f"tool-loader-call-{self.tool_name}", daemon=True).start()
+        # The thread runs in this context, so the call carries the caller's trace to the worker.
+        context = contextvars.copy_context()
+        threading.Thread(
+            target=context.run, args=(run,), name=f"tool-loader-call-{self.tool_name}", daemon=True
+        ).start()
         try:
             while True:
                 final, value = await queue.get()

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..calls.tracing import remote_context
 from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
 from ..importing.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like
@@ -258,6 +259,10 @@ class Worker:
         return {"ok": True}
 
     def on_call(self, message: dict[str, Any]) -> dict[str, Any]:
+        with remote_context(message.get("trace")):  # the caller's trace, for tools that trace themselves
+            return self._call(message)
+
+    def _call(self, message: dict[str, Any]) -> dict[str, Any]:
         tool_use: ToolUse = decode_value(message["tool_use"])
         state: dict[str, Any] = decode_value(message.get("state") or {})
         try:

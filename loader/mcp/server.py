@@ -16,7 +16,11 @@ for the handshake, which our server subclass turns on.
 
 Every ``tools/list`` and ``tools/call`` result carries the tool-set
 fingerprint in ``_meta["tool-loader/fingerprint"]``, so a client behind a
-load balancer can tell which tool set answered.
+load balancer can tell which tool set answered; every listed tool, and every
+call result, carries the tool's digest in ``_meta["tool-loader/digest"]``
+(``loader.fingerprint.tool_digest``), so a client can tell which version of a
+tool answered. A call whose ``_meta["tool-loader/expected-digest"]`` names
+another version than the live one is refused (``loader.mcp.identity``).
 """
 
 from __future__ import annotations
@@ -44,13 +48,22 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Sub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from ..fingerprint import tool_digest
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
-from ..types import AgentTool, new_tool_use_id
+from ..types import AgentTool, ToolResult, new_tool_use_id
+from .identity import RecentVersions, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
-from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
+from .wire import (
+    DIGEST_META_KEY,
+    EXPECTED_DIGEST_META_KEY,
+    FINGERPRINT_META_KEY,
+    call_tool_wire,
+    text_is_structured,
+    to_mcp_tool,
+)
 
 if TYPE_CHECKING:
     from ..reload.loader import ToolLoader
@@ -63,6 +76,16 @@ NOTIFY_TIMEOUT = 5.0
 """Seconds one session may take to accept a list-changed notification before it is dropped."""
 
 MCP_SESSION_ID_HEADER = "mcp-session-id"
+
+LISTING_CACHE_HINT = CacheHint(ttl_ms=0, scope="private")
+"""The caching a 2026-07-28 ``tools/list`` result allows (``ttlMs``, ``cacheScope``).
+
+``ttlMs`` 0: a save can change the list at any moment, so no freshness is
+promised; a client keeps its copy until ``list_changed`` and can check it
+against the digests. ``private``: the server cannot tell whether its transport
+authenticates callers, and a shared cache must not hand the list to someone
+the server would have refused.
+"""
 
 
 def _package_version() -> str:
@@ -78,6 +101,8 @@ class CallOutcome(StrEnum):
     SUCCESS = "success"
     ERROR = "error"
     UNKNOWN_TOOL = "unknown_tool"
+    STALE = "stale"
+    """Not run: the client expected another version of the tool (``_meta["tool-loader/expected-digest"]``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +177,7 @@ class MCPToolServer:
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
+        self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
@@ -161,7 +187,7 @@ class MCPToolServer:
             version=_package_version(),
             instructions=instructions,
             lifespan=self._lifespan,
-            cache_hints={"tools/list": CacheHint(ttl_ms=0)},
+            cache_hints={"tools/list": LISTING_CACHE_HINT},
             on_list_tools=self._list_tools,
             on_subscriptions_listen=self._listen,
         )
@@ -248,7 +274,12 @@ class MCPToolServer:
                 converted = kept[1]
                 now[name] = kept
             else:
-                converted = to_mcp_tool(tool.tool_spec, protocol_version=protocol_version)
+                spec = tool.tool_spec
+                digest = tool_digest(tool)
+                self._versions.remember(name, digest, spec)
+                converted = to_mcp_tool(
+                    spec, protocol_version=protocol_version, meta={DIGEST_META_KEY: digest}
+                )
                 try:
                     now[name] = (weakref.ref(tool), converted)
                 except TypeError:  # a tool that cannot be referenced weakly is converted each time
@@ -265,18 +296,35 @@ class MCPToolServer:
         snapshot = served.snapshot
         tool = snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
-        result = await snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=new_tool_use_id())
-        fingerprint = served.fingerprint
+        meta: dict[str, Any] = {}
+        outcome = CallOutcome.UNKNOWN_TOOL
+        if tool is None:
+            result = await snapshot.ainvoke(
+                params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
+            )
+        else:
+            digest = meta[DIGEST_META_KEY] = tool_digest(tool)
+            expected = (params.meta or {}).get(EXPECTED_DIGEST_META_KEY)
+            if expected is not None and expected != digest:
+                result = self._stale(tool, digest, str(expected))
+                outcome = CallOutcome.STALE
+            else:
+                if not self._versions.knows(tool.tool_name, digest):  # a tool called before it was listed
+                    self._versions.remember(tool.tool_name, digest, tool.tool_spec)
+                result = await snapshot.ainvoke(
+                    params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
+                )
+        fingerprint = meta[FINGERPRINT_META_KEY] = served.fingerprint
         answer = call_tool_wire(
             result,
-            text_structured=tool is not None and self._structured_text(snapshot, tool),
+            text_structured=outcome is not CallOutcome.STALE
+            and tool is not None
+            and self._structured_text(snapshot, tool),
             protocol_version=ctx.protocol_version,
-            meta={FINGERPRINT_META_KEY: fingerprint},
+            meta=meta,
         )
         if self._call_listeners:
-            if tool is None:
-                outcome = CallOutcome.UNKNOWN_TOOL
-            else:
+            if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
                 outcome = CallOutcome.ERROR if answer["isError"] else CallOutcome.SUCCESS
             record = CallRecord(
                 tool.tool_name if tool is not None else params.name,
@@ -290,6 +338,17 @@ class MCPToolServer:
                 except Exception:
                     logger.exception("listener=<%r> | call listener raised", listener)
         return answer
+
+    def _stale(self, tool: AgentTool, digest: str, expected: str) -> ToolResult:
+        """The refusal of a call shaped by another version of ``tool`` than the live one."""
+        name = tool.tool_name
+        spec = tool.tool_spec
+        logger.debug("tool_name=<%s>, expected=<%s>, live=<%s> | stale call refused", name, expected, digest)
+        seen = self._versions.spec_of(name, expected)
+        self._versions.remember(name, digest, spec)
+        return stale_call_result(
+            new_tool_use_id(), name, expected=expected, current=digest, spec=spec, seen=seen
+        )
 
     def _structured_text(self, snapshot: RegistrySnapshot, tool: AgentTool) -> bool:
         """``text_is_structured`` of the tool's spec, worked out once per tool and registry generation."""

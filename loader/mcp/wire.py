@@ -16,10 +16,13 @@ from urllib.parse import quote
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..fingerprint import model_view
 from ..results import finite_json
 from ..types import JSONSchema, ToolResult, ToolResultContent, ToolSpec
 
 __all__ = [
+    "DIGEST_META_KEY",
+    "EXPECTED_DIGEST_META_KEY",
     "FINGERPRINT_META_KEY",
     "call_tool_wire",
     "finite_json",
@@ -30,6 +33,14 @@ __all__ = [
 
 FINGERPRINT_META_KEY = "tool-loader/fingerprint"
 """The ``_meta`` key carrying the tool-set fingerprint on ``tools/list`` and ``tools/call`` results."""
+
+DIGEST_META_KEY = "tool-loader/digest"
+"""The ``_meta`` key carrying one tool's digest: on each ``tools/list`` entry, and on a ``tools/call``
+result (the digest of the version that answered, or of the live one when a stale call was refused)."""
+
+EXPECTED_DIGEST_META_KEY = "tool-loader/expected-digest"
+"""The ``tools/call`` request ``_meta`` key naming the digest the client saw: a differing live tool
+is not run."""
 
 _TEXT_DOCUMENT_FORMATS = {"txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "html": "text/html"}
 _BINARY_DOCUMENT_FORMATS = {
@@ -58,26 +69,24 @@ def _object_rooted(schema: JSONSchema) -> bool:
     return schema.get("type") == "object"
 
 
-def to_mcp_tool(spec: ToolSpec, *, protocol_version: str) -> types.Tool:
+def to_mcp_tool(spec: ToolSpec, *, protocol_version: str, meta: dict[str, Any] | None = None) -> types.Tool:
     """A tool spec as an MCP ``Tool``, within what ``protocol_version`` allows.
 
-    The input schema gets ``"type": "object"`` when it names no type (MCP
+    The entry is ``model_view(spec)``, the form the tool's digest is taken of:
+    the input schema gets ``"type": "object"`` when it names no type (MCP
     requires an object root). Handshake-era versions only allow an
     object-rooted output schema, so any other output schema is left out for
-    them (their results then carry no structured content either).
+    them (their results then carry no structured content either). ``meta``
+    becomes the entry's ``_meta``.
     """
-    input_schema = dict(_schema(spec.get("inputSchema")) or {})
-    if "type" not in input_schema:
-        input_schema = {"type": "object", **input_schema}
-    output_schema = _schema(spec.get("outputSchema"))
+    view = model_view(spec)
+    output_schema = view.get("outputSchema")
     if output_schema is not None and protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        output_schema = output_schema if _object_rooted(output_schema) else None
-    return types.Tool(
-        name=spec["name"],
-        description=spec.get("description"),
-        input_schema=input_schema,
-        output_schema=output_schema,
-    )
+        if not _object_rooted(output_schema):
+            del view["outputSchema"]
+    if meta is not None:
+        view["_meta"] = meta
+    return types.Tool.model_validate(view)
 
 
 def _base64(data: Any) -> str:

@@ -128,15 +128,20 @@ def run_counted(
     tool_use_id: str,
     invocation_state: dict[str, Any] | None,
     agent: Any,
+    *,
+    generation: int | None = None,
 ) -> ToolResult:
-    """Call an already-counted tool synchronously; the last caller out runs a pending cleanup."""
+    """Call an already-counted tool synchronously; the last caller out runs a pending cleanup.
+
+    ``generation`` is that of the snapshot the tool was taken from (its call's span names it).
+    """
 
     def release() -> None:
         if lifecycle is not None and lifecycle.exit(tool):
             cleanup(tool)
 
     call = ToolCall(input, tool_use_id, invocation_state, agent)
-    return _runner_of(lifecycle).run(tool, call, release)
+    return _runner_of(lifecycle).run(tool, call, release, generation=generation)
 
 
 async def arun_counted(
@@ -146,6 +151,8 @@ async def arun_counted(
     tool_use_id: str,
     invocation_state: dict[str, Any] | None,
     agent: Any,
+    *,
+    generation: int | None = None,
 ) -> ToolResult:
     """Call an already-counted tool from async code; the last caller out runs a pending cleanup.
 
@@ -162,7 +169,7 @@ async def arun_counted(
             await acleanup(tool)
 
     call = ToolCall(input, tool_use_id, invocation_state, agent)
-    return await _runner_of(lifecycle).arun(tool, call, release, arelease)
+    return await _runner_of(lifecycle).arun(tool, call, release, arelease, generation=generation)
 
 
 async def astream_counted(
@@ -171,6 +178,8 @@ async def astream_counted(
     input: Any,
     tool_use_id: str,
     invocation_state: dict[str, Any] | None,
+    *,
+    generation: int | None = None,
 ) -> AsyncIterator[Any]:
     """Stream a pinned tool's events under the call limits; the last event is its result.
 
@@ -185,7 +194,8 @@ async def astream_counted(
             cleanup(tool)
 
     tool_use: ToolUse = {"toolUseId": tool_use_id, "name": tool.tool_name, "input": input}
-    async for event in _runner_of(lifecycle).astream(tool, tool_use, invocation_state or {}, release):
+    runner = _runner_of(lifecycle)
+    async for event in runner.astream(tool, tool_use, invocation_state or {}, release, generation=generation):
         yield event
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..errors import DuplicateToolError, ToolNotFoundError
+from ..fingerprint import tool_digest
 from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
 from ..types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
@@ -121,6 +122,11 @@ class RegistrySnapshot:
         entry = self._entry(name)
         return None if entry is None else entry.source
 
+    def digest(self, name: str) -> str | None:
+        """The named tool's digest (``loader.fingerprint.tool_digest``), or None."""
+        entry = self._entry(name)
+        return None if entry is None else tool_digest(entry.tool)
+
     def tool_config(self, tool_choice: ToolChoice | None = None) -> ToolConfig:
         """The tools section of a model request; the model picks (``{"auto": {}}``) by default."""
         auto: dict[Literal["auto"], ToolChoiceAuto] = {"auto": {}}
@@ -143,7 +149,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return run_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+        )
 
     async def ainvoke(
         self,
@@ -161,7 +169,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return await arun_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+        )
 
     async def astream(
         self,
@@ -181,7 +191,9 @@ class RegistrySnapshot:
         if tool is None:
             yield unknown_tool(name, tool_use_id, self._names)
             return
-        async for event in astream_counted(tool, self._lifecycle, input, tool_use_id, invocation_state):
+        async for event in astream_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, generation=self._generation
+        ):
             yield event
 
     def __contains__(self, name: object) -> bool:

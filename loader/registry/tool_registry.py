@@ -154,7 +154,9 @@ class ToolRegistry:
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot.names())
-        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return run_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=snapshot.generation
+        )
 
     async def ainvoke(
         self,
@@ -170,7 +172,9 @@ class ToolRegistry:
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot.names())
-        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        return await arun_counted(
+            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=snapshot.generation
+        )
 
     # -- writing ----------------------------------------------------------------------------------
 

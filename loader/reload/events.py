@@ -24,6 +24,7 @@ from ..spec_diff.specs import compare_specs
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .file_state import FileRecord, Phase
 from .path_order import path_key
+from .tracing import trace_reloads, tracing_reloads
 
 __all__ = [
     "Announcer",
@@ -262,8 +263,8 @@ class Announcer:
         self._lock = threading.Lock()
 
     def wants_events(self) -> bool:
-        """Whether a file event would reach anyone: a subscriber, or a plugin's file hook."""
-        return bool(self._listeners) or any(self._hooked(hook) for hook in _EVENT_HOOKS)
+        """Whether a file event would reach anyone: a subscriber, a plugin's file hook, or a tracer."""
+        return bool(self._listeners) or any(self._hooked(hook) for hook in _EVENT_HOOKS) or tracing_reloads()
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
@@ -286,6 +287,8 @@ class Announcer:
         """Registry hooks from the committed change set, then each event to hooks and listeners."""
         if committed is not None and any(self._hooked(hook) for hook in _REGISTRY_HOOKS):
             notify_registry_changes(self._notify, committed, path_of)
+        if events:
+            trace_reloads(events, committed, path_of)
         for event in events:
             if event.error is not None and event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK):
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)

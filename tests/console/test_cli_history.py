@@ -13,6 +13,7 @@ from pathlib import Path
 from support import LineReader, call_text, cli_env, eventually, run_cli, write
 
 from loader import ToolLoader
+from loader.fingerprint import spec_digest
 from loader.history.recorder import HistoryRecorder
 from loader.history.store import HistoryStore, database_path
 
@@ -96,6 +97,9 @@ def test_history_lists_versions_newest_first(tmp_path: Path, make_loader: Callab
     assert as_json["versions"][0]["change"]["reasons"][0]["reason"] == "parameter 'a' removed"
     assert as_json["versions"][1]["change"] is None
     assert as_json["versions"][0]["replaced_at"] is None
+    digests = [v["digest"] for v in as_json["versions"]]
+    assert digests == [spec_digest(v["spec"]) for v in as_json["versions"]] and digests[0] != digests[1]
+    assert digests[0][:12] in lines[first] and digests[1][:12] in lines[second]
 
 
 def test_history_without_any_record_says_where_it_looked(tmp_path: Path) -> None:

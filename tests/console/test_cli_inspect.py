@@ -56,6 +56,8 @@ def test_json_spec_is_the_tool_spec_and_nested_models_are_named(tmp_path: Path) 
         tool = loader.registry.get("shipping_quote")
         assert tool is not None
         assert record["spec"] == json.loads(json.dumps(tool.tool_spec))
+        digest = loader.registry.snapshot().digest("shipping_quote")
+        assert record["digest"] == digest and digest is not None
     finally:
         loader.close()
     assert record["source"]["line"] == first_line_of(SAMPLE_TOOLS / "shipping_quote.py", "@tool")
@@ -72,6 +74,7 @@ def test_json_spec_is_the_tool_spec_and_nested_models_are_named(tmp_path: Path) 
         "The origin, destination, parcels and service level.",
     ]
     assert '"$defs"' in page.stdout and '"Address"' in page.stdout
+    assert any(line.split()[:2] == ["digest", digest] for line in page.stdout.splitlines())
 
 
 def test_enums_fold_between_values_at_80_columns(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from support import run_cli, write_conflict_and_broken
 
+from loader.fingerprint import spec_digest
+
 SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
 SAMPLE_NAMES = {
     "calculator",
@@ -96,6 +98,9 @@ def test_json_holds_full_specs_metadata_and_file_status(tmp_path: Path) -> None:
         "to_currency": "EUR",
     }
     assert tools["word_count"]["kind"] == "module"
+    assert {name: tool["digest"] for name, tool in tools.items()} == {
+        name: spec_digest(tool["spec"]) for name, tool in tools.items()
+    }
     files = {Path(f["path"]).name: f for f in document["files"]}
     assert len(files) == 9
     assert all(f["state"] == "loaded" and f["error"] is None for f in files.values())

@@ -216,7 +216,10 @@ async def test_list_tools_gives_every_spec(server: MCPToolServer, registry: Tool
             },
         },
     ]
-    assert [dumped(tool) for tool in listed] == expected
+    assert [{k: v for k, v in dumped(tool).items() if k != "_meta"} for tool in listed] == expected
+    assert [(tool.meta or {}).get("tool-loader/digest") for tool in listed] == [
+        registry.snapshot().digest(tool.name) for tool in listed
+    ]
     from_registry = {spec["name"]: spec["inputSchema"]["json"] for spec in registry.specs()}
     assert {tool["name"]: tool["inputSchema"] for tool in expected} == from_registry
 
