@@ -126,6 +126,9 @@ class FileSteps:
         """Run one file's content through its state machine, importing it when the plan says so."""
         record = self.begin(path, outcomes)
         record.signature = read.signature
+        # An import of other bytes that ran to the end made its module current: the bytes on
+        # disk now run again, even if they are what serves.
+        forced = self._imports.supersede(path, read.digest) or forced
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
         ):

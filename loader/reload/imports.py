@@ -41,12 +41,17 @@ class ImportOutcome:
 class _Flight:
     job: ImportJob[list[AgentTool]]
     digest: str
-    deadline: float
     since: float
 
 
 class ImportRunner:
-    """Starts, waits for, defers and times out the loader's imports (scheduler thread only)."""
+    """Starts, waits for, defers and times out the loader's imports (scheduler thread only).
+
+    An import's deadline counts from the moment it starts running: one queued
+    behind slower imports (every import thread taken, or the one import worker
+    busy) has not overrun anything yet, and reporting it stuck would leave its
+    bytes marked as tried when they never ran.
+    """
 
     def __init__(
         self,
@@ -62,6 +67,8 @@ class ImportRunner:
         self._roots = roots
         self._timeout = config.import_timeout
         self._patience = config.import_patience
+        # A backend that ends stuck jobs itself gets a little slack to report its own timeout.
+        self._slack = _BACKEND_DEADLINE_SLACK if backend.enforces_timeouts else 0.0
         self._look_again = look_again
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()
@@ -75,6 +82,24 @@ class ImportRunner:
         """Whether ``path``'s content ``digest`` is being imported now."""
         flight = self._flights.get(path)
         return flight is not None and flight.digest == digest
+
+    def in_flight(self, path: Path) -> bool:
+        """Whether some content of ``path`` is being imported now (safe to read from any thread)."""
+        return path in self._flights
+
+    def supersede(self, path: Path, digest: str) -> bool:
+        """``path`` holds ``digest`` now: give up on an import of other bytes still in flight.
+
+        Returns True when that import had already run to the end: its module is then the
+        current one, so the file must run again even if its bytes are back to what serves.
+        """
+        flight = self._flights.get(path)
+        if flight is None or flight.digest == digest:
+            return False
+        self._land(path)
+        ran = flight.job.done and not _failed(flight.job)
+        self._backend.abandon(flight.job)
+        return ran
 
     def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
         """Start these imports now, one after another on one thread, for ``run`` to collect in order.
@@ -95,35 +120,19 @@ class ImportRunner:
     def run(self, record: FileRecord, read: SourceRead, *, watching: bool) -> ImportOutcome | None:
         """Import the content (or collect an import in flight); None while it is still running."""
         path = record.path
+        self.supersede(path, read.digest)
         flight = self._flights.get(path)
-        if flight is not None and flight.digest != read.digest:
-            self._land(path)
-            self._backend.abandon(flight.job)  # superseded by newer content
-            flight = None
         if flight is None:
-            ahead = self._started.pop(path, None)
-            if ahead is not None and ahead[0] != read.digest:
-                self._backend.abandon(ahead[1])
-                ahead = None
-            job = (
-                ahead[1]
-                if ahead is not None
-                else self._backend.start_load(
-                    path, record.module_name, read.data, read.digest, self._discover
-                )
-            )
-            deadline, since = time.monotonic() + self._timeout, time.time()
-            slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
-            if job.wait(min(self._patience, self._timeout) if watching else self._timeout + slack):
+            since = time.time()
+            job = self._start(record, read)
+            if job.wait(min(self._patience, self._timeout)) or (not watching and self._wait_out(job)):
                 return self._finished(path, job)  # not in flight: nothing to land
-            flight = _Flight(job, read.digest, deadline, since)
+            flight = _Flight(job, read.digest, since)
         if flight.job.done:
             self._land(path)
             return self._finished(path, flight.job)
-        # A backend that ends stuck jobs itself gets a little slack to report its own timeout.
-        slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
-        remaining = flight.deadline + slack - time.monotonic()
-        if remaining <= 0 or not watching:
+        remaining = self._remaining(flight.job)
+        if not watching or (remaining is not None and remaining <= 0):
             self._land(path)
             error = flight.job.timeout_error(self._timeout)
             self._backend.abandon(flight.job)
@@ -132,8 +141,41 @@ class ImportRunner:
             self._flights[path] = flight
             self._refresh_view()
             flight.job.on_done(lambda: self._look_again(path, 0.0))
-        self._look_again(path, remaining)
+        # Not started yet: its deadline is not running; look again once it could be.
+        self._look_again(path, self._timeout if remaining is None else remaining)
         return None
+
+    def _start(self, record: FileRecord, read: SourceRead) -> ImportJob[list[AgentTool]]:
+        """The job importing ``read``: one started ahead for these bytes, else a new one."""
+        ahead = self._started.pop(record.path, None)
+        if ahead is not None and ahead[0] == read.digest:
+            return ahead[1]
+        if ahead is not None:
+            self._backend.abandon(ahead[1])
+        return self._backend.start_load(
+            record.path, record.module_name, read.data, read.digest, self._discover
+        )
+
+    def _remaining(self, job: ImportJob[list[AgentTool]]) -> float | None:
+        """Seconds left before ``job`` overruns its deadline; None while it waits to start."""
+        if job.started is None:
+            return None
+        return job.started + self._timeout + self._slack - time.monotonic()
+
+    def _wait_out(self, job: ImportJob[list[AgentTool]]) -> bool:
+        """A one-off scan: wait for ``job`` until it ends or overruns its deadline; True if it ended.
+
+        A scan's imports run one after another, so each starts at once; one that does not
+        start within a deadline of its own (every import thread held by an import that never
+        returned) is given up too, so the scan itself always ends.
+        """
+        start_by = time.monotonic() + self._timeout + self._slack
+        while True:
+            remaining = self._remaining(job)
+            if remaining is None:
+                remaining = start_by - time.monotonic()
+            if remaining <= 0 or job.wait(remaining):
+                return job.done
 
     def abandon_all(self) -> None:
         """Give up on every import in flight (the loader is closing)."""
@@ -163,6 +205,15 @@ class ImportRunner:
         for tool in found:
             tool.mark_dynamic()
         return ImportOutcome({tool.tool_name: tool for tool in found}, None, seconds)
+
+
+def _failed(job: ImportJob[list[AgentTool]]) -> bool:
+    """Whether a finished job raised (its module did not become the current one)."""
+    try:
+        job.outcome()
+    except BaseException:
+        return True
+    return False
 
 
 def _timeout_info(error: ImportTimeout, path: Path) -> LoadErrorInfo:
