@@ -153,6 +153,7 @@ class ToolLoader:
             scheduler=self._scheduler,
             watcher=self._watcher,
             config=config,
+            importing=self._imports.in_flight,
         )
 
     # ------------------------------------------------------------ plugins

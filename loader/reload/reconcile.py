@@ -11,12 +11,14 @@ delays a reload; what it finds is handed to the scheduler here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..importing.backend import LoadBackend
 from .config import LoaderConfig
-from .file_state import FileRecord, stat_signature
+from .disk import read_file
+from .file_state import FileRecord, Phase, stat_signature
 from .rescan import Rescanner
 from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher
@@ -37,6 +39,7 @@ class Reconciler:
         scheduler: ChangeScheduler,
         watcher: FolderWatcher,
         config: LoaderConfig,
+        importing: Callable[[Path], bool] = lambda path: False,
     ) -> None:
         self._roots = roots
         self._records = records
@@ -45,8 +48,13 @@ class Reconciler:
         self._scheduler = scheduler
         self._watcher = watcher
         self._config = config
+        self._importing = importing
         self._rescanner = Rescanner(
-            roots, self._rescan_found, interval=config.rescan_interval, recursive=config.recursive
+            roots,
+            self._rescan_found,
+            interval=config.rescan_interval,
+            recursive=config.recursive,
+            look_closer=self._recheck_unsettled,
         )
 
     def start(self) -> None:
@@ -61,6 +69,24 @@ class Reconciler:
         """On the rescanner's thread: schedule what differs from the records; returns the known files."""
         missed = self._note_differences(paths)
         return [p for p in missed if (r := self._records.get(p)) is not None and not r.is_removed]
+
+    def _recheck_unsettled(self) -> None:
+        """On the rescanner's thread: schedule failed and stuck files whose bytes are not the ones tried.
+
+        Their stat may be what was last read while their content is not (an in-place
+        rewrite at the same size within one clock tick, its event lost); they are few,
+        so reading them is cheap, and they would otherwise fail until the next save.
+        """
+        changed: list[Path] = []
+        for path, record in list(self._records.items()):
+            tried = record.attempted_hash
+            if record.phase not in _UNSETTLED or tried is None or self._importing(path):
+                continue
+            data = read_file(path)
+            if isinstance(data, bytes) and hashlib.sha256(data).hexdigest() != tried:
+                changed.append(path)
+        if changed:
+            self._scheduler.note_many(changed, self._config.timings.settle)
 
     def reconcile_all(self) -> None:
         """Reconcile every watched folder."""
@@ -101,6 +127,10 @@ class Reconciler:
         for root in self._roots:
             if self._watcher.ensure_watch(root) or not root.is_dir():
                 self.reconcile(root)
+
+
+_UNSETTLED = (Phase.FAILED, Phase.STUCK, Phase.REJECTED)
+"""The phases whose bytes the safety net compares by content: they serve an older version."""
 
 
 def _differs(record: FileRecord | None, signature: tuple[int, int, int] | None) -> bool:
