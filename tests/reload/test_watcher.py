@@ -69,6 +69,20 @@ def test_a_new_event_postpones_a_due_path() -> None:
         scheduler.stop()
 
 
+def test_a_look_again_never_postpones_a_path_already_due_sooner() -> None:
+    record = Recorder()
+    scheduler = ChangeScheduler(record)
+    scheduler.note(Path("/a.py"), 0.0)  # an import ended: look at once
+    scheduler.look_again(Path("/a.py"), 60.0)  # its deadline check, arranged a moment later
+    scheduler.look_again(Path("/b.py"), 60.0)
+    scheduler.look_again(Path("/b.py"), 0.0)  # a sooner look wins
+    scheduler.start()
+    try:
+        eventually(lambda: record.batches == [{Path("/a.py"), Path("/b.py")}], 10)
+    finally:
+        scheduler.stop()
+
+
 def test_a_path_due_sooner_than_the_thread_sleeps_wakes_it_and_a_later_one_waits() -> None:
     """The thread is only woken for a deadline earlier than the one it sleeps until."""
     record = Recorder()
