@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .render import display_path, location, plural
+from .render import display_path, location, note_words, plural
 
 __all__ = ["EventDeriver", "EventLine", "describe_event", "tool_list_line"]
 
@@ -63,6 +63,8 @@ def describe_event(event: LoaderEvent) -> EventLine:
     changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
     if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
         detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
+    if event.status.notes and event.kind is not LoaderEventKind.REMOVED:
+        detail = "; ".join(filter(None, [detail, note_words(event.status)]))
     duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
     return EventLine(event.time, kind, file, tools, detail, duration)
 

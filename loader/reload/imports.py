@@ -10,9 +10,10 @@ the deadline, since its caller wants every file's outcome.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..importing.backend import Discover, LoadBackend
@@ -20,9 +21,10 @@ from ..importing.threads import ImportJob, ImportTimeout
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
 from ..types import AgentTool
 from .config import LoaderConfig
-from .file_state import FileRecord, SourceRead
+from .disk import read_file
+from .file_state import FileRecord, SourceRead, stat_signature
 
-__all__ = ["ImportOutcome", "ImportRunner"]
+__all__ = ["ImportOutcome", "ImportRunner", "Overtaken"]
 
 _BACKEND_DEADLINE_SLACK = 1.0
 """How long past the deadline to wait for a backend that ends stuck jobs itself."""
@@ -35,13 +37,27 @@ class ImportOutcome:
     tools: dict[str, AgentTool]
     error: LoadErrorInfo | None
     seconds: float
+    rewrote_itself: bool = False
+    """The file was written while its import ran (most likely by its own code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overtaken:
+    """An import of older bytes that ran to the end before the batch that found newer ones."""
+
+    digest: str
+    outcome: ImportOutcome
 
 
 @dataclass(frozen=True, slots=True)
 class _Flight:
     job: ImportJob[list[AgentTool]]
-    digest: str
+    read: SourceRead
     since: float
+
+    @property
+    def digest(self) -> str:
+        return self.read.digest
 
 
 class ImportRunner:
@@ -87,19 +103,22 @@ class ImportRunner:
         """Whether some content of ``path`` is being imported now (safe to read from any thread)."""
         return path in self._flights
 
-    def supersede(self, path: Path, digest: str) -> bool:
+    def supersede(self, path: Path, digest: str) -> Overtaken | None:
         """``path`` holds ``digest`` now: give up on an import of other bytes still in flight.
 
-        Returns True when that import had already run to the end: its module is then the
-        current one, so the file must run again even if its bytes are back to what serves.
+        An import that had already run to the end is returned instead: its module is the
+        current one, and those bytes were the file's when it started, so they go live
+        first and the newer bytes load after them (a file that rewrites itself while
+        it imports would otherwise never serve anything).
         """
         flight = self._flights.get(path)
         if flight is None or flight.digest == digest:
-            return False
+            return None
         self._land(path)
-        ran = flight.job.done and not _failed(flight.job)
+        if flight.job.done and not _failed(flight.job):
+            return Overtaken(flight.digest, self._finished(path, flight.job, flight.read))
         self._backend.abandon(flight.job)
-        return ran
+        return None
 
     def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
         """Start these imports now, one after another on one thread, for ``run`` to collect in order.
@@ -120,17 +139,19 @@ class ImportRunner:
     def run(self, record: FileRecord, read: SourceRead, *, watching: bool) -> ImportOutcome | None:
         """Import the content (or collect an import in flight); None while it is still running."""
         path = record.path
-        self.supersede(path, read.digest)
         flight = self._flights.get(path)
+        if flight is not None and flight.digest != read.digest:
+            self.supersede(path, read.digest)
+            flight = None
         if flight is None:
             since = time.time()
             job = self._start(record, read)
             if job.wait(min(self._patience, self._timeout)) or (not watching and self._wait_out(job)):
-                return self._finished(path, job)  # not in flight: nothing to land
-            flight = _Flight(job, read.digest, since)
+                return self._finished(path, job, read if watching else None)  # not in flight: nothing to land
+            flight = _Flight(job, read, since)
         if flight.job.done:
             self._land(path)
-            return self._finished(path, flight.job)
+            return self._finished(path, flight.job, flight.read if watching else None)
         remaining = self._remaining(flight.job)
         if not watching or (remaining is not None and remaining <= 0):
             self._land(path)
@@ -192,7 +213,17 @@ class ImportRunner:
             ImportInProgress(path, flight.since) for path, flight in sorted(self._flights.items())
         )
 
-    def _finished(self, path: Path, job: ImportJob[list[AgentTool]]) -> ImportOutcome:
+    def _finished(
+        self, path: Path, job: ImportJob[list[AgentTool]], read: SourceRead | None
+    ) -> ImportOutcome:
+        """The outcome of a finished ``job``; with the ``read`` it imported, whether it rewrote its file
+        (a one-off scan does not ask: it reloads nothing)."""
+        outcome = self._outcome(path, job)
+        if read is not None and _written_during(path, job, read):
+            return replace(outcome, rewrote_itself=True)
+        return outcome
+
+    def _outcome(self, path: Path, job: ImportJob[list[AgentTool]]) -> ImportOutcome:
         seconds = time.monotonic() - (job.started or job.submitted)
         try:
             found = job.outcome()
@@ -205,6 +236,31 @@ class ImportRunner:
         for tool in found:
             tool.mark_dynamic()
         return ImportOutcome({tool.tool_name: tool for tool in found}, None, seconds)
+
+
+_CLOCK_SLACK_NS = 20_000_000
+"""File times come from a coarser clock than ``time.time()``: how far apart the two may read."""
+
+
+def _written_during(path: Path, job: ImportJob[list[AgentTool]], read: SourceRead) -> bool:
+    """Whether ``path`` was written after ``read`` was taken, by the time its import ``job`` ended.
+
+    Its stat tells, but for a write at the same size within the same clock tick as the
+    one read (a counter a fast import bumps): when the file was written about when the
+    import ran, its bytes are compared too.
+    """
+    now = stat_signature(path)
+    if now is None:
+        return False
+    if now != read.signature:
+        return True
+    if job.started is None:
+        return False
+    began = time.time_ns() - int((time.monotonic() - job.started) * 1e9)
+    if now[2] < began - _CLOCK_SLACK_NS:
+        return False  # written well before the import began: what was read is what is there
+    data = read_file(path)
+    return isinstance(data, bytes) and hashlib.sha256(data).hexdigest() != read.digest
 
 
 def _failed(job: ImportJob[list[AgentTool]]) -> bool:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from loader.console.watch_events import EventLine
+from loader.console.render import status_record
+from loader.console.watch_events import EventLine, describe_event
 from loader.console.watch_view import ToolRow, WatchFrame, render_frame
-from loader.status import FileState, FileStatus, LoadErrorInfo
+from loader.status import FileNote, FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo
 
 
 def _screen(frame: WatchFrame, width: int, height: int) -> list[str]:
@@ -66,3 +67,12 @@ def test_a_slow_import_shows_after_half_a_second_only() -> None:
     slow = WatchFrame("tools", _tools(1), (), (), keep_events=10, importing=("tools/slow.py", 3.2))
     assert not any(line.startswith("importing") for line in _screen(quick, 80, 24))
     assert "importing tools/slow.py… 3 s" in _screen(slow, 80, 24)
+
+
+def test_an_event_of_a_file_that_rewrites_itself_says_its_reloads_are_slowed_down() -> None:
+    path = Path.cwd() / "tools" / "counter.py"
+    status = FileStatus(path, "m", FileState.LOADED, tools=("counter",), notes=(FileNote.REWRITES_ITSELF,))
+    event = LoaderEvent(LoaderEventKind.UPDATED, path, ("counter",), 1.0, time.time(), status)
+    line = describe_event(event).plain()
+    assert line.endswith("counter rewrites itself when imported; reloads slowed down (1.0 ms)"), line
+    assert status_record(status)["notes"] == ["rewrites itself when imported; reloads slowed down"]

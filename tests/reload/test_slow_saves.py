@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support import FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
-from loader.status import FileState, LoaderEvent, LoaderEventKind
+from loader.status import FileNote, FileState, LoaderEvent, LoaderEventKind
 
 
 @pytest.fixture(params=["thread", "process"])
@@ -102,3 +102,41 @@ def test_the_safety_net_looks_again_at_a_failed_file_whose_bytes_changed_unseen(
     eventually(lambda: "fixed" in ld.registry and call_text(ld, "fixed") == "ok", 15, "the fix is loaded")
     status = ld.file_status(path)
     assert status is not None and status.state is FileState.LOADED
+
+
+SELF_REWRITING = '''
+import pathlib
+import re
+
+from loader import tool
+
+COUNT = 0
+_path = pathlib.Path(__file__)
+_path.write_text(re.sub(r"^COUNT = \\d+", f"COUNT = {COUNT + 1}", _path.read_text(), count=1, flags=re.M))
+
+
+@tool
+def counter() -> int:
+    """How many times this file was imported before this version."""
+    return COUNT
+'''
+
+
+def test_a_file_that_rewrites_itself_when_imported_is_reloaded_ever_more_slowly(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    path = write(tools_dir / "counter.py", SELF_REWRITING)
+    eventually(lambda: (s := ld.file_status(path)) is not None and FileNote.REWRITES_ITSELF in s.notes, 30)
+    assert "counter" in ld.registry
+    before = ld.module_executions
+    started = time.monotonic()
+    while time.monotonic() - started < 3.0:  # a window to count re-imports in, not a wait for a condition
+        time.sleep(0.1)
+    # Without a back-off it re-imports as fast as the machine allows (thousands of times); a slower
+    # machine only lowers the count.
+    assert ld.module_executions - before <= 6
+    status = ld.file_status(path)
+    assert (
+        status is not None and status.state is FileState.LOADED and FileNote.REWRITES_ITSELF in status.notes
+    )
