@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from support import run_cli, write, write_conflict_and_broken
@@ -113,3 +114,21 @@ def test_load_failures_conflicts_and_invalid_names_are_errors(tmp_path: Path) ->
     assert rows[1][3] == "SyntaxError: invalid syntax"
     assert rows[2][3].startswith("InvalidToolNameError: Invalid tool name 'has space'")
     assert "3 errors, 0 warnings" in done.stdout
+
+
+def test_exactly_one_error_exits_1_in_both_output_formats(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(
+        tools / "ok.py",
+        'from loader import tool\n\n@tool\ndef ok() -> str:\n    """Fine."""\n    return "ok"\n',
+    )
+    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
+    table = run_cli("check", str(tools), cwd=tmp_path)
+    assert table.returncode == 1, table.stdout
+    assert [row[:3] for row in findings(table.stdout)] == [["tools/broken.py:3", "error", "load-failed"]]
+    assert "1 error, 0 warnings" in table.stdout
+    as_json = run_cli("check", str(tools), "--json", cwd=tmp_path)
+    assert as_json.returncode == 1, as_json.stdout
+    document = json.loads(as_json.stdout)
+    assert document["summary"]["errors"] == 1
+    assert [(f["severity"], f["code"]) for f in document["findings"]] == [("error", "load-failed")]

@@ -202,3 +202,43 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
             process.kill()
             process.wait()
     assert not any(re.search(r" (removed|added) tools/(greet|hello)\.py", line) for line in out.seen)
+
+
+GATED_V1 = '''
+from loader import tool
+
+@tool(examples=[{"description": "adds", "params": {"a": 1, "b": 2}, "expected_output": 3}])
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+GATED_WRONG = GATED_V1.replace("return a + b", "return a - b")
+
+
+def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", GATED_V1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^watching tools")
+        write(tools / "add.py", GATED_WRONG)
+        out.wait_for(
+            r"^\d\d:\d\d:\d\d rejected tools/add\.py:\d+ \(still serving add\) ExampleFailed: "
+            r"add example 0 \('adds'\) with .*expected 3, got -1 \(\d+\.\d ms\)$"
+        )
+        process.send_signal(signal.SIGINT)
+        out.wait_for(r"^stopped watching$")
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

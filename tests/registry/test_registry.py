@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import pytest
+from support import eventually
 
 from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNameMismatchError, ToolNotFoundError
 from loader.registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
@@ -870,3 +871,52 @@ def test_an_unregistered_instance_is_not_kept_alive_by_its_wrapper_cache() -> No
     del converter
     gc.collect()
     assert gone() is None
+
+
+class _SpyLock:
+    """Stands in for the registry's write lock: notes every thread that asks for it, then waits as it would."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self.asked: list[int] = []
+
+    def __enter__(self) -> _SpyLock:
+        self.asked.append(threading.get_ident())
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
+def test_a_second_writer_provably_waits_while_a_batch_is_open() -> None:
+    """Deterministic: the first writer is held inside its batch until the second has asked for the lock."""
+    registry = ToolRegistry()
+    spy = _SpyLock(registry._write_lock)
+    registry._write_lock = spy  # type: ignore[assignment]
+    committed: list[list[str]] = []
+    registry.subscribe(lambda change_set: committed.append([c.name for c in change_set.changes]))
+    inside, release, second_done = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with registry.batch() as batch:
+            batch.register(Echo("a"))
+            inside.set()
+            release.wait(WAIT)
+
+    def second() -> None:
+        registry.register(Echo("b"))
+        second_done.set()
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    assert inside.wait(WAIT)
+    other = threading.Thread(target=second)
+    other.start()
+    eventually(lambda: other.ident in spy.asked or second_done.is_set(), WAIT)
+    assert not second_done.is_set(), "the second writer committed while a batch was open"
+    assert registry.generation == 0
+    release.set()
+    writer.join(WAIT)
+    other.join(WAIT)
+    assert committed == [["a"], ["b"]] and registry.generation == 2
