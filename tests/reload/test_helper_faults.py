@@ -66,7 +66,7 @@ def extra():
 def _loader(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> ToolLoader:
     write(tools_dir / "helper.py", HELPER_V1)
     write(tools_dir / "tool.py", TOOL)
-    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=1.0))
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=3.0))  # the good versions must beat it
     assert call_text(ld, "value") == "1-x"
     return ld
 
