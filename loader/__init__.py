@@ -19,6 +19,7 @@ from .errors import (
     ToolDefinitionError,
     ToolLoaderError,
     ToolLoadError,
+    ToolNameMismatchError,
     ToolNotFoundError,
     ToolSignatureError,
     ToolValidationError,
@@ -34,7 +35,7 @@ from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
 from .spec_diff.kinds import SpecChange, SpecChangeKind
 from .spec_diff.specs import ToolSetChange, compare_specs, compare_tool_sets, describe_change
-from .status import FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
+from .status import FileNote, FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo, ScanReport
 from .tools.class_tool import ClassTool, create_tool, get_tool_metadata, is_tool
 from .tools.decorator import tool
 from .tools.function_tool import FunctionTool
@@ -65,6 +66,7 @@ __all__ = [
     "ChangeKind",
     "ClassTool",
     "DuplicateToolError",
+    "FileNote",
     "FileState",
     "FileStatus",
     "FunctionTool",
@@ -98,6 +100,7 @@ __all__ = [
     "ToolLoader",
     "ToolLoaderError",
     "ToolMetadata",
+    "ToolNameMismatchError",
     "ToolNotFoundError",
     "ToolParameter",
     "ToolRegistry",

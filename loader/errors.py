@@ -18,6 +18,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolLoadError",
     "ToolLoaderError",
+    "ToolNameMismatchError",
     "ToolNotFoundError",
     "ToolSignatureError",
     "ToolValidationError",
@@ -109,6 +110,18 @@ class DuplicateToolError(ToolLoaderError, ValueError):
         self.name = name
         self.existing_name = existing_name
         self.existing_source = existing_source
+
+
+class ToolNameMismatchError(ToolLoaderError, ValueError):
+    """``register(name, tool)`` named a tool by another name than the one it defines."""
+
+    def __init__(self, given: str, name: str, kind: str) -> None:
+        super().__init__(
+            f"register({given!r}, {kind}): the tool is named {name!r}; a tool is registered under the "
+            f"name it defines (change it in its definition, e.g. @tool(name=...))"
+        )
+        self.given = given
+        self.name = name
 
 
 class ToolNotFoundError(ToolLoaderError, KeyError):

@@ -15,6 +15,7 @@ from .errors import DuplicateToolInFileError, InvalidToolNameError, ToolLoadErro
 from .spec_diff.kinds import SpecChange, SpecChangeKind
 
 __all__ = [
+    "FileNote",
     "FileState",
     "FileStatus",
     "ImportInProgress",
@@ -37,6 +38,13 @@ class FileState(StrEnum):
     REMOVED = "removed"
     STUCK = "stuck"
     REJECTED = "rejected"  # loaded, but its examples failed (LoaderConfig.gate): the last good version serves
+
+
+class FileNote(StrEnum):
+    """Something about a file the loader acts on, besides its state (the console words it)."""
+
+    REWRITES_ITSELF = "rewrites-itself"
+    """Its imports keep writing the file (a counter, a timestamp): its reloads are slowed down."""
 
 
 class LoadErrorKind(StrEnum):
@@ -109,6 +117,8 @@ class FileStatus:
     failing_dependencies: tuple[Path, ...] = ()
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
     """How each tool's spec changed when this file's current version went live (kept until the next one)."""
+    notes: tuple[FileNote, ...] = ()
+    """What else the loader knows of the file and acts on (e.g. ``REWRITES_ITSELF``)."""
 
     @property
     def breaking_changes(self) -> tuple[tuple[str, SpecChange], ...]:

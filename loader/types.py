@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "AGENT_TOOL_HOOK",
     "AgentTool",
     "DocumentContent",
     "ImageContent",
@@ -37,6 +38,7 @@ __all__ = [
     "ToolResultStatus",
     "ToolSpec",
     "ToolUse",
+    "as_agent_tool",
     "call_frame",
     "new_tool_use_id",
     "run_sync",
@@ -428,6 +430,28 @@ class AgentTool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool_name!r} type={self.tool_type}>"
+
+
+AGENT_TOOL_HOOK = "__agent_tool__"
+"""The method an object defines to stand for an ``AgentTool`` (``@tool`` gives it to the classes it
+decorates): called with the object, it returns the tool, the same one each time."""
+
+
+def as_agent_tool(obj: object) -> AgentTool | None:
+    """``obj`` if it is an ``AgentTool``, the tool it stands for if its class says (``AGENT_TOOL_HOOK``),
+    else None.
+
+    So an instance of a ``@tool`` class is accepted wherever a tool is, as that very
+    instance, though the registry knows nothing of tool classes. The hook is looked up
+    on the class, so an instance cannot fake it through ``__getattr__``.
+    """
+    if isinstance(obj, AgentTool):
+        return obj
+    provide = getattr(type(obj), AGENT_TOOL_HOOK, None)
+    if not callable(provide):
+        return None
+    found = provide(obj)
+    return found if isinstance(found, AgentTool) else None
 
 
 def _as_final_result(event: Any, tool_use_id: str) -> ToolResult:

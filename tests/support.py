@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import queue
 import re
@@ -13,12 +14,16 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, NoReturn
+
+import pytest
 
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
 
 __all__ = [
+    "CI_ENV",
     "EVENTS_ONLY",
     "FAST",
     "MakeLoader",
@@ -26,6 +31,8 @@ __all__ = [
     "cli_env",
     "eventually",
     "function_tool_source",
+    "require",
+    "require_module",
     "run_cli",
     "write",
     "write_conflict_and_broken",
@@ -46,6 +53,36 @@ EVENTS_ONLY = replace(FAST, rescan_interval=0)
 
 MakeLoader = Callable[..., ToolLoader]
 """The ``make_loader`` fixture: ``make_loader(*paths, watch=True, config=FAST, **ToolLoader kwargs)``."""
+
+
+CI_ENV = "TOOL_LOADER_CI"
+"""Set to 1 by ``.ci/run``: a test whose tool is missing then fails instead of skipping."""
+
+
+def require(present: bool, missing: str, install: str, *, module_level: bool = False) -> None:
+    """Skip the test when what it needs is missing here; in CI (``TOOL_LOADER_CI=1``) fail it instead.
+
+    ``missing`` says what is absent, ``install`` how to get it: CI must run these
+    tests, so a missing tool there is a broken CI machine, not a reason to skip.
+    """
+    if present:
+        return
+    if os.environ.get(CI_ENV) == "1":
+        _fail(f"{missing}, and CI ({CI_ENV}=1) runs this test: {install}")
+    pytest.skip(f"{missing} ({install})", allow_module_level=module_level)
+
+
+def require_module(name: str, install: str) -> ModuleType:
+    """``import name`` for a test module, under ``require``'s rules (called at module level)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        require(False, f"the Python package {name!r} is not installed", install, module_level=True)
+        raise
+
+
+def _fail(message: str) -> NoReturn:
+    pytest.fail(message, pytrace=False)
 
 
 def eventually(predicate: Callable[[], Any], timeout: float = 15.0, message: str = "") -> Any:

@@ -26,13 +26,14 @@ from rich.text import Text
 from ..fingerprint import tool_digest
 from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
-from ..status import FileState, FileStatus, LoadErrorInfo, ScanReport
+from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
 from .fit import Column, clip, clip_left, fit_columns
 from .loader_options import loader_config, loader_plugins
 
 __all__ = [
+    "NOTE_WORDING",
     "STATE_STYLES",
     "TOOL_LOGGERS",
     "callback_line",
@@ -46,6 +47,7 @@ __all__ = [
     "load_from_args",
     "load_tools",
     "location",
+    "note_words",
     "one_line",
     "parameter_labels",
     "plain_console",
@@ -333,6 +335,15 @@ def error_record(error: LoadErrorInfo | None) -> dict[str, Any] | None:
     }
 
 
+NOTE_WORDING = {FileNote.REWRITES_ITSELF: "rewrites itself when imported; reloads slowed down"}
+"""How each ``FileNote`` reads in the console and in JSON output."""
+
+
+def note_words(status: FileStatus) -> str:
+    """The file's notes as one phrase (empty when it has none)."""
+    return "; ".join(NOTE_WORDING.get(note, str(note)) for note in status.notes)
+
+
 def status_record(status: FileStatus) -> dict[str, Any]:
     """A file's status as a JSON object."""
     return {
@@ -345,6 +356,7 @@ def status_record(status: FileStatus) -> dict[str, Any]:
         "load_ms": None if status.load_seconds is None else round(status.load_seconds * 1000, 3),
         "error": error_record(status.error),
         "conflicts": [{"tool": name, "owner": str(owner)} for name, owner in status.conflicts],
+        "notes": [NOTE_WORDING.get(note, str(note)) for note in status.notes],
     }
 
 

@@ -6,7 +6,7 @@ import argparse
 
 from rich.text import Text
 
-from ..history.rollback import RollbackRefused, apply_rollback, plan_rollback
+from ..history.rollback import BackupFailed, RollbackRefused, apply_rollback, plan_rollback
 from ..history.store import HistoryError
 from .common import UsageError, add_dirs_argument, stderr_console, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
@@ -14,14 +14,19 @@ from .render import display_path
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "write a recorded version of a tool back to its file (default: the previous version), keeping a backup"
+HELP = (
+    "write a recorded version of a tool back to its file (default: the previous version, or the last "
+    "one if the tool is gone), keeping a backup"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rollback NAME [--to HASH] [--dir D] [--force] [--state-dir S]``."""
     parser.add_argument("name", metavar="NAME", help="the tool name")
     parser.add_argument(
-        "--to", metavar="HASH", help="hash (prefix) of the version to restore (default: previous)"
+        "--to",
+        metavar="HASH",
+        help="hash (prefix) of the version to restore (default: previous; the last one if the tool is gone)",
     )
     add_dirs_argument(parser, positional=False)
     parser.add_argument(
@@ -62,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
                 )
             err.print(Text("  pass --force to roll back anyway"))
             return 1
+        except BackupFailed as exc:
+            reason = exc.error.strerror or exc.error
+            raise UsageError(
+                f"cannot back up {where} into {exc.folder}: {reason}; {where} was left as it was"
+            ) from exc
         except OSError as exc:
             raise UsageError(f"cannot write {where}: {exc.strerror or exc}") from exc
         out.print(Text(f"rolled back {args.name} to {plan.target.short_hash} in {where}"), soft_wrap=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..spec_diff.kinds import SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .render import display_path, location, plural
+from .render import display_path, location, note_words, plural
 
 __all__ = ["EventDeriver", "EventLine", "breaking_verdict", "describe_event", "tool_list_line"]
 
@@ -69,6 +69,8 @@ def describe_event(event: LoaderEvent) -> EventLine:
     changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
     if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
         detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
+    if event.status.notes and event.kind is not LoaderEventKind.REMOVED:
+        detail = "; ".join(filter(None, [detail, note_words(event.status)]))
     duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
     verdict = breaking_verdict(event) if event.kind in _WENT_LIVE else ""
     return EventLine(event.time, kind, file, tools, detail, duration, verdict)

@@ -19,7 +19,14 @@ from pathlib import Path
 from ..errors import ToolLoaderError
 from .store import HistoryError, HistoryStore, ToolVersion
 
-__all__ = ["RollbackPlan", "RollbackRefused", "apply_rollback", "backup_dir", "plan_rollback"]
+__all__ = [
+    "BackupFailed",
+    "RollbackPlan",
+    "RollbackRefused",
+    "apply_rollback",
+    "backup_dir",
+    "plan_rollback",
+]
 
 
 class RollbackRefused(ToolLoaderError):
@@ -42,6 +49,19 @@ class RollbackRefused(ToolLoaderError):
         super().__init__(f"rolling back {tool} rewrites {path}: {'; '.join(parts)}")
 
 
+class BackupFailed(ToolLoaderError):
+    """The bytes a rollback would replace could not be saved first, so nothing was written.
+
+    ``folder`` is where the backup was to go (in the state folder), ``error`` what the OS said.
+    """
+
+    def __init__(self, path: Path, folder: Path, error: OSError) -> None:
+        self.path = path
+        self.folder = folder
+        self.error = error
+        super().__init__(f"could not back up {path} into {folder}: {error.strerror or error}")
+
+
 @dataclass(frozen=True, slots=True)
 class RollbackPlan:
     """What a rollback would write, where, and what it would change besides the tool."""
@@ -61,7 +81,11 @@ class RollbackPlan:
 
 
 def plan_rollback(store: HistoryStore, tool: str, to: str | None = None) -> RollbackPlan:
-    """Work out a rollback of ``tool`` to the version whose hash starts with ``to`` (default: the previous).
+    """Work out a rollback of ``tool`` to the version whose hash starts with ``to``.
+
+    By default, the version before the one serving; when none serves (its file was
+    deleted, or the tool taken out of it), the one that served last, which is what
+    undoing the deletion means.
 
     Raises:
         HistoryError: No such version, only one version, or its content was not recorded.
@@ -71,6 +95,8 @@ def plan_rollback(store: HistoryStore, tool: str, to: str | None = None) -> Roll
         raise HistoryError(f"no recorded versions of tool {tool!r} for {store.folder} ({store.path})")
     if to is not None:
         target = store.find(tool, to)
+    elif not versions[0].live:
+        target = versions[0]
     else:
         if len(versions) < 2:
             raise HistoryError(f"tool {tool!r} has only one recorded version; nothing to roll back to")
@@ -136,7 +162,8 @@ def apply_rollback(plan: RollbackPlan, store: HistoryStore, *, force: bool = Fal
 
     Raises:
         RollbackRefused: Other tools would change (or the tool would be defined twice) and not ``force``.
-        OSError: The file or the backup could not be written.
+        BackupFailed: The bytes to replace could not be backed up (nothing was written).
+        OSError: The file could not be written.
     """
     if not force and (plan.others or plan.moved_to is not None):
         raise RollbackRefused(plan.tool, plan.path, plan.others, plan.moved_to)
@@ -144,9 +171,12 @@ def apply_rollback(plan: RollbackPlan, store: HistoryStore, *, force: bool = Fal
     if plan.current is not None and plan.needed:
         digest = hashlib.sha256(plan.current).hexdigest()[:12]
         folder = backup_dir(store)
-        folder.mkdir(parents=True, exist_ok=True)
         backup = folder / f"{plan.path.name}.bak-{digest}"
-        _write_atomic(backup, plan.current, mode=None)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_atomic(backup, plan.current, mode=None)
+        except OSError as exc:
+            raise BackupFailed(plan.path, folder, exc) from exc
     if plan.needed:
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         mode = plan.path.stat().st_mode & 0o7777 if plan.current is not None else None

@@ -49,6 +49,14 @@ _RACY_NS = 50_000_000
 _handle_fromlist: Any = importlib._bootstrap._handle_fromlist  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True, slots=True)
+class _Publishing:
+    """A module ``load`` is running on ``thread_id``, and the last good version others get meanwhile."""
+
+    thread_id: int
+    previous: ModuleType | None
+
+
 @dataclass(slots=True)
 class _Execution:
     """A module whose code is running now, and what to put back if it never finishes."""
@@ -176,6 +184,7 @@ class ToolImporter(ModuleNames):
         self._fresh: dict[str, str] = {}
         self._replacing: dict[str, ModuleType] = {}
         self._running: dict[int, list[_Execution]] = {}
+        self._publishing: dict[str, _Publishing] = {}
         self.executions = 0
         self.bytecode_cache: BytecodeCache | None = None
         # One builtins namespace for every module this importer runs: its ``__import__`` tells the
@@ -313,14 +322,14 @@ class ToolImporter(ModuleNames):
                         self._expect_sibling(importer_name, directory, top)
                     raise
             full = f"{target}.{rest}" if rest else target
-            module = importlib.import_module(full)
             self._graph.add(importer_name, full)
+            module = self._settled(full, name) or importlib.import_module(full)
             if fromlist:
                 return _handle_fromlist(module, fromlist, importlib.import_module)  # type: ignore[no-any-return]
-            return sys.modules[target]
-        result = _real_import(name, globals, locals, fromlist, level)
+            return module if not rest else self._settled(target, top) or sys.modules[target]
         package = (globals or {}).get("__package__") or ""
         resolved = importlib.util.resolve_name("." * level + name, package) if package else ""
+        result = self._relative_import(name, resolved, globals, locals, fromlist, level)
         if resolved.startswith(self.prefix):
             self._graph.add(importer_name, resolved)
             for item in fromlist or ():
@@ -328,6 +337,44 @@ class ToolImporter(ModuleNames):
                 if sub in sys.modules:
                     self._graph.add(importer_name, sub)
         return result
+
+    def _relative_import(
+        self,
+        name: str,
+        resolved: str,
+        globals: dict[str, Any] | None,
+        locals: dict[str, Any] | None,
+        fromlist: Sequence[str] | None,
+        level: int,
+    ) -> ModuleType:
+        """``from .x import y`` and ``from . import x``, modules loading elsewhere ``_settled``."""
+        if resolved.startswith(self.prefix):
+            settled = self._settled(resolved, name)
+            if settled is not None:
+                return _handle_fromlist(settled, fromlist, importlib.import_module)  # type: ignore[no-any-return]
+            for item in fromlist or ():
+                # A module imported as a package's attribute is set there only once it has finished.
+                self._settled(f"{resolved}.{item}", item)
+        return _real_import(name, globals, locals, fromlist, level)
+
+    def _settled(self, module_name: str, shown: str) -> ModuleType | None:
+        """The last good version of ``module_name`` while ``load`` runs its new one on another thread.
+
+        None when no load of it is running elsewhere (the caller imports as usual). The new
+        version sits in ``sys.modules`` while it runs, as any module does during its import, so
+        its own code and the imports it makes see it; every other thread goes on with the last
+        good version until the new one has finished, and never finds it half-executed (a
+        helper stuck in its import would serve its first half to every tool importing it).
+        A module with no finished version yet cannot be imported elsewhere until it has one.
+        """
+        publishing = self._publishing.get(module_name)
+        if publishing is None or publishing.thread_id == threading.get_ident():
+            return None
+        if publishing.previous is None:
+            raise ImportError(
+                f"module {shown!r} is still importing and has no finished version yet", name=shown
+            )
+        return publishing.previous
 
     def _expect_sibling(self, importer_name: str, directory: Path, name: str) -> None:
         """Record that ``importer_name`` needs a sibling ``name`` that does not exist yet.
@@ -401,8 +448,9 @@ class ToolImporter(ModuleNames):
     def load(self, path: Path, source: bytes, digest: str | None = None) -> ModuleType:
         """Execute ``source`` (sha256 ``digest``, if known) as the module of ``path`` and make it current.
 
-        On failure ``sys.modules`` keeps the previous version, so tools and
-        helpers that import it go on seeing the last good module.
+        Until it has finished, imports on other threads get the previous version
+        (``_settled``); on failure ``sys.modules`` keeps the previous version, so
+        tools and helpers that import it go on seeing the last good module.
         """
         name = self.module_name_for(path)
         parent_name, _, child = name.rpartition(".")
@@ -415,6 +463,8 @@ class ToolImporter(ModuleNames):
         previous_deps = self._graph.imports_of(name)
         if previous is not None:
             self._replacing[name] = previous
+        publishing = _Publishing(threading.get_ident(), previous)
+        self._publishing[name] = publishing
         sys.modules[name] = module
         try:
             self._execute(module, path, source, digest)
@@ -432,6 +482,9 @@ class ToolImporter(ModuleNames):
                     # (or looked for) is kept too, so a fix in any of them retries this file.
                     self._graph.replace(name, previous_deps | self._graph.dependencies(name))
             raise
+        finally:
+            if self._publishing.get(name) is publishing:
+                del self._publishing[name]
         setattr(parent, child, module)
         return module
 
@@ -446,6 +499,9 @@ class ToolImporter(ModuleNames):
         """
         for execution in reversed(self._running.pop(thread_id, [])):
             name = execution.name
+            publishing = self._publishing.get(name)
+            if publishing is not None and publishing.thread_id == thread_id:
+                del self._publishing[name]
             if sys.modules.get(name) is not execution.module:
                 continue
             if execution.previous is not None:

@@ -207,6 +207,22 @@ class ImportPool:
             if job.thread is not None and not job.done:
                 _interrupt(job.thread)
 
+    def drop_queued(self, job: ImportJob[Any]) -> bool:
+        """Give up on ``job`` only if it has not started (a running one is left alone); True if dropped.
+
+        For jobs that must not be interrupted halfway (a request to a worker process that
+        would leave its reply unread), when newer work makes a queued one pointless.
+        """
+        with self._cond:
+            if job not in self._queue:
+                return False
+            job.abandoned = True
+            self._queue.remove(job)
+            if job.follower is not None:
+                self._queue.appendleft(job.follower)
+        job._finish(None, ImportAbandoned())
+        return True
+
     def release_idle(self) -> None:
         """Let every thread exit once it has nothing to do; the next ``submit`` starts one again."""
         with self._cond:
@@ -262,6 +278,11 @@ class ImportPool:
         finally:
             with self._cond:
                 self._threads.discard(me)
+                if self._queue and not self._closed:
+                    # A thread left after an abandoned job (a stopped import is never reused): the
+                    # jobs queued while every thread was taken must not wait for the next submit.
+                    self._grow()
+                    self._cond.notify()
 
     def _requeue_followers(self, job: ImportJob[Any]) -> None:
         """The rest of ``job``'s chain goes first in line for another thread (``_cond`` held)."""

@@ -177,7 +177,8 @@ class ProcessBackend:
         """Nothing to release: the workers must keep answering calls while the loader is stopped."""
 
     def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
-        """Nothing to do: ``load_tools`` kills a stuck import worker at the deadline itself."""
+        """Drop a job still queued; ``load_tools`` kills a stuck import worker at the deadline itself."""
+        self._jobs.drop_queued(job)
 
     def load_tools(
         self,

@@ -11,20 +11,29 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from immutables import Map
 
-from ..errors import DuplicateToolError, ToolNotFoundError
+from ..errors import DuplicateToolError, ToolNameMismatchError, ToolNotFoundError
 from ..fingerprint import tool_digest
 from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
-from ..types import AgentTool, ToolChoice, ToolChoiceAuto, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from ..types import (
+    AgentTool,
+    ToolChoice,
+    ToolChoiceAuto,
+    ToolConfig,
+    ToolResult,
+    ToolSpec,
+    as_agent_tool,
+    new_tool_use_id,
+)
 from .changes import ChangeKind, RegistryChange, RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, astream_counted, run_counted
 from .name_listing import NameListing
 
-__all__ = ["BATCH_OVER", "RegistryBatch", "RegistryEntry", "RegistrySnapshot", "unknown_tool"]
+__all__ = ["BATCH_OVER", "RegistryBatch", "RegistryEntry", "RegistrySnapshot", "ToolLike", "unknown_tool"]
 
 BATCH_OVER = "this registry batch is closed; open a new one with registry.batch()"
 """Why a batch refuses changes once its ``with`` block has ended."""
@@ -209,10 +218,35 @@ class RegistrySnapshot:
         return f"<RegistrySnapshot generation={self._generation} tools={list(self._names)}>"
 
 
-def _tool_name(tool: AgentTool) -> str:
-    if not isinstance(tool, AgentTool):
-        raise TypeError(f"the registry holds AgentTool objects, got {type(tool).__name__}")
-    return check_tool_name(tool.tool_name)
+ToolLike = AgentTool | object
+"""What ``register`` and ``replace`` take: an ``AgentTool``, or an instance of a ``@tool`` class."""
+
+
+def _staged(tool: ToolLike | str, instance: ToolLike | None, verb: str) -> tuple[str, AgentTool]:
+    """The name and the ``AgentTool`` of ``verb(tool)`` or ``verb(name, tool)``.
+
+    Raises:
+        TypeError: Not a tool, nor an instance of a ``@tool`` class (or a name without its tool).
+        ToolNameMismatchError: ``verb(name, tool)`` with a name the tool does not define.
+        InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+    """
+    given = tool if isinstance(tool, str) else None
+    target = instance if given is not None else tool
+    if given is None and instance is not None:
+        raise TypeError(
+            f"{verb}(tool, ...): pass the name first, as in {verb}(name, tool), or the tool alone"
+        )
+    found = as_agent_tool(target) if target is not None else None
+    if found is None:
+        what = "nothing" if target is None else type(target).__name__
+        raise TypeError(
+            f"{verb}() takes an AgentTool or an instance of a @tool class, got {what}"
+            + (f" (after the name {given!r})" if given is not None else "")
+        )
+    name = check_tool_name(found.tool_name)
+    if given is not None and normalise_tool_name(given) != normalise_tool_name(name):
+        raise ToolNameMismatchError(given, name, type(target).__name__)
+    return name, found
 
 
 def _differs(old: RegistryEntry, new: RegistryEntry) -> bool:
@@ -274,28 +308,44 @@ class RegistryBatch:
         """Whether ``tool`` (this very object) is staged under any name."""
         return id(tool) in self._holders
 
-    def register(self, tool: AgentTool, *, source: str | None = None) -> None:
-        """Stage adding ``tool``.
+    @overload
+    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    @overload
+    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    def register(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> None:
+        """Stage adding ``tool`` (``register(tool)``, or ``register(name, tool)`` with its own name).
+
+        An instance of a ``@tool`` class is registered as that very instance (a ``ClassTool``).
 
         Raises:
             DuplicateToolError: The name (or its '-'/'_' variant) is taken.
             InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+            ToolNameMismatchError: ``name`` is not the tool's name.
+            TypeError: Not a tool, nor an instance of a ``@tool`` class.
         """
         self._check_open()
-        name = _tool_name(tool)
+        name, found = _staged(tool, instance, "register")
         existing = self._find(name)
         if existing is not None:
             raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
-        self._put(RegistryEntry(name, tool, source))
+        self._put(RegistryEntry(name, found, source))
 
-    def replace(self, tool: AgentTool, *, source: str | None = None) -> AgentTool | None:
-        """Stage adding or swapping ``tool``; returns the tool it displaces, if any."""
+    @overload
+    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    @overload
+    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    def replace(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> AgentTool | None:
+        """Stage adding or swapping ``tool`` (forms as ``register``); returns the tool it displaces."""
         self._check_open()
-        name = _tool_name(tool)
+        name, found = _staged(tool, instance, "replace")
         existing = self._find(name)
         if existing is not None:
             self._drop(existing)
-        self._put(RegistryEntry(name, tool, source))
+        self._put(RegistryEntry(name, found, source))
         return None if existing is None else existing.tool
 
     def unregister(self, name: str) -> AgentTool:

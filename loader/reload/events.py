@@ -21,7 +21,7 @@ from ..names import normalise_tool_name
 from ..registry.changes import ChangeKind, RegistryChangeSet
 from ..spec_diff.kinds import SpecChange, SpecChangeKind
 from ..spec_diff.specs import compare_specs
-from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
+from ..status import FileNote, FileState, FileStatus, LoaderEvent, LoaderEventKind
 from .file_state import FileRecord, Phase
 from .path_order import path_key
 from .tracing import trace_reloads, tracing_reloads
@@ -155,6 +155,7 @@ def file_status(
         conflicts=tuple(sorted(conflicts)),
         spec_changes=record.spec_changes,
         failing_dependencies=failing_dependencies,
+        notes=(FileNote.REWRITES_ITSELF,) if record.rewrites_itself else (),
     )
 
 

@@ -56,6 +56,13 @@ class Phase(StrEnum):
     REMOVED = "removed"
 
 
+REWRITES_BEFORE_BACK_OFF = 2
+"""Imports in a row that wrote their own file before reloads slow down (one may be a user's save)."""
+BACK_OFF_FIRST = 0.25
+"""Seconds the first slowed-down reload waits; each next one waits twice as long."""
+BACK_OFF_CAP = 10.0
+"""The longest wait: a fix saved into a file that rewrites itself still loads within it."""
+
 _PHASE_OF_ERROR = {LoadErrorKind.IMPORT_TIMEOUT: Phase.STUCK, LoadErrorKind.EXAMPLE_FAILED: Phase.REJECTED}
 
 
@@ -141,18 +148,51 @@ class FileRecord:
     gone_since: float | None = None
     """When a batch first found the file missing while watching (``time.monotonic()``)."""
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
+    rewrites: int = 0
+    """Imports in a row during which the file was written (by its own code, most likely)."""
+    held_until: float = 0.0
+    """No import starts before this ``time.monotonic()`` (a file that keeps rewriting itself)."""
 
     @property
     def is_removed(self) -> bool:
         """Whether the file is gone from disk (its record stays for its status)."""
         return self.phase is Phase.REMOVED
 
+    @property
+    def rewrites_itself(self) -> bool:
+        """Whether its imports keep writing the file, so that its reloads are slowed down."""
+        return self.rewrites >= REWRITES_BEFORE_BACK_OFF
+
     def plan(self, content_hash: str, *, forced: bool, now: float, grace_seconds: float) -> Plan:
         """Decide what to do with ``content_hash``, read from disk in this batch.
 
         ``forced`` means a module this file imported changed, so even unchanged
-        content must run again.
+        content must run again. A file held back (``note_rewrite``) waits before any import.
         """
+        plan = self._plan(content_hash, forced=forced, now=now, grace_seconds=grace_seconds)
+        if plan.step is Step.LOAD and self.held_until > now:
+            return Plan(Step.WAIT, self.held_until - now)
+        return plan
+
+    def note_rewrite(self, rewrote: bool, now: float) -> bool:
+        """An import ended; ``rewrote``: the file was written while it ran. True when the back-off grows.
+
+        A file whose every import writes it again (a counter, a timestamp) would reload
+        as fast as the machine allows: from the second such import in a row, the next
+        import waits, twice as long each time up to ``BACK_OFF_CAP``. An import that
+        leaves the file alone ends the back-off.
+        """
+        if not rewrote:
+            self.rewrites, self.held_until = 0, 0.0
+            return False
+        self.rewrites += 1
+        if not self.rewrites_itself:
+            return False
+        steps = self.rewrites - REWRITES_BEFORE_BACK_OFF
+        self.held_until = now + min(BACK_OFF_FIRST * 2**steps, BACK_OFF_CAP)
+        return True
+
+    def _plan(self, content_hash: str, *, forced: bool, now: float, grace_seconds: float) -> Plan:
         grace = self.grace
         if grace is not None:
             if content_hash == self.content_hash and not forced:

@@ -26,7 +26,7 @@ from .config import LoaderConfig
 from .events import FileOutcome
 from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .gate import gate_error
-from .imports import ImportRunner
+from .imports import ImportOutcome, ImportRunner
 from .ownership import NameOwnership
 
 __all__ = ["FileSteps"]
@@ -125,6 +125,11 @@ class FileSteps:
     ) -> None:
         """Run one file's content through its state machine, importing it when the plan says so."""
         record = self.begin(path, outcomes)
+        overtaken = self._imports.supersede(path, read.digest)
+        if overtaken is not None:
+            # Older bytes finished importing before this batch found newer ones: they go live
+            # first (their module is the current one), and the bytes on disk are planned after.
+            self._settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
         record.signature = read.signature
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
@@ -134,17 +139,27 @@ class FileSteps:
         result = self._imports.run(record, read, watching=watching)
         if result is None:
             return  # still importing: the file is looked at again when it ends or its deadline passes
+        self._settle(record, read.digest, result, outcomes[path])
+
+    def _settle(self, record: FileRecord, digest: str, result: ImportOutcome, outcome: FileOutcome) -> None:
+        """Take a finished import of ``digest`` into the record: its tools, or why there are none."""
         if result.error is None and self._config.gate:
             result = replace(
-                result, error=gate_error(result.tools.values(), self._config.example_timeout, path)
+                result, error=gate_error(result.tools.values(), self._config.example_timeout, record.path)
+            )
+        if record.note_rewrite(result.rewrote_itself, time.monotonic()):
+            logger.warning(
+                "path=<%s>, rewrites=<%d> | the file rewrites itself when imported: reloads slowed down",
+                record.path,
+                record.rewrites,
             )
         if result.error is not None:
-            record.attempted(read.digest, result.seconds)
-            outcomes[path].duration = result.seconds
+            record.attempted(digest, result.seconds)
+            outcome.duration = result.seconds
             record.fail(result.error)
-            logger.warning("path=<%s> | load failed: %s", path, result.error.one_line())
+            logger.warning("path=<%s> | load failed: %s", record.path, result.error.one_line())
             return
-        self._loaded(record, read.digest, result.tools, result.seconds, outcomes[path])
+        self._loaded(record, digest, result.tools, result.seconds, outcome)
 
     def _settled_without_import(
         self, record: FileRecord, read: SourceRead, forced: bool, outcome: FileOutcome

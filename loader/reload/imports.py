@@ -10,9 +10,10 @@ the deadline, since its caller wants every file's outcome.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..importing.backend import Discover, LoadBackend
@@ -20,9 +21,10 @@ from ..importing.threads import ImportJob, ImportTimeout
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
 from ..types import AgentTool
 from .config import LoaderConfig
-from .file_state import FileRecord, SourceRead
+from .disk import read_file
+from .file_state import FileRecord, SourceRead, stat_signature
 
-__all__ = ["ImportOutcome", "ImportRunner"]
+__all__ = ["ImportOutcome", "ImportRunner", "Overtaken"]
 
 _BACKEND_DEADLINE_SLACK = 1.0
 """How long past the deadline to wait for a backend that ends stuck jobs itself."""
@@ -35,18 +37,37 @@ class ImportOutcome:
     tools: dict[str, AgentTool]
     error: LoadErrorInfo | None
     seconds: float
+    rewrote_itself: bool = False
+    """The file was written while its import ran (most likely by its own code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overtaken:
+    """An import of older bytes that ran to the end before the batch that found newer ones."""
+
+    digest: str
+    outcome: ImportOutcome
 
 
 @dataclass(frozen=True, slots=True)
 class _Flight:
     job: ImportJob[list[AgentTool]]
-    digest: str
-    deadline: float
+    read: SourceRead
     since: float
+
+    @property
+    def digest(self) -> str:
+        return self.read.digest
 
 
 class ImportRunner:
-    """Starts, waits for, defers and times out the loader's imports (scheduler thread only)."""
+    """Starts, waits for, defers and times out the loader's imports (scheduler thread only).
+
+    An import's deadline counts from the moment it starts running: one queued
+    behind slower imports (every import thread taken, or the one import worker
+    busy) has not overrun anything yet, and reporting it stuck would leave its
+    bytes marked as tried when they never ran.
+    """
 
     def __init__(
         self,
@@ -62,6 +83,8 @@ class ImportRunner:
         self._roots = roots
         self._timeout = config.import_timeout
         self._patience = config.import_patience
+        # A backend that ends stuck jobs itself gets a little slack to report its own timeout.
+        self._slack = _BACKEND_DEADLINE_SLACK if backend.enforces_timeouts else 0.0
         self._look_again = look_again
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()
@@ -75,6 +98,27 @@ class ImportRunner:
         """Whether ``path``'s content ``digest`` is being imported now."""
         flight = self._flights.get(path)
         return flight is not None and flight.digest == digest
+
+    def in_flight(self, path: Path) -> bool:
+        """Whether some content of ``path`` is being imported now (safe to read from any thread)."""
+        return path in self._flights
+
+    def supersede(self, path: Path, digest: str) -> Overtaken | None:
+        """``path`` holds ``digest`` now: give up on an import of other bytes still in flight.
+
+        An import that had already run to the end is returned instead: its module is the
+        current one, and those bytes were the file's when it started, so they go live
+        first and the newer bytes load after them (a file that rewrites itself while
+        it imports would otherwise never serve anything).
+        """
+        flight = self._flights.get(path)
+        if flight is None or flight.digest == digest:
+            return None
+        self._land(path)
+        if flight.job.done and not _failed(flight.job):
+            return Overtaken(flight.digest, self._finished(path, flight.job, flight.read))
+        self._backend.abandon(flight.job)
+        return None
 
     def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
         """Start these imports now, one after another on one thread, for ``run`` to collect in order.
@@ -97,33 +141,19 @@ class ImportRunner:
         path = record.path
         flight = self._flights.get(path)
         if flight is not None and flight.digest != read.digest:
-            self._land(path)
-            self._backend.abandon(flight.job)  # superseded by newer content
+            self.supersede(path, read.digest)
             flight = None
         if flight is None:
-            ahead = self._started.pop(path, None)
-            if ahead is not None and ahead[0] != read.digest:
-                self._backend.abandon(ahead[1])
-                ahead = None
-            job = (
-                ahead[1]
-                if ahead is not None
-                else self._backend.start_load(
-                    path, record.module_name, read.data, read.digest, self._discover
-                )
-            )
-            deadline, since = time.monotonic() + self._timeout, time.time()
-            slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
-            if job.wait(min(self._patience, self._timeout) if watching else self._timeout + slack):
-                return self._finished(path, job)  # not in flight: nothing to land
-            flight = _Flight(job, read.digest, deadline, since)
+            since = time.time()
+            job = self._start(record, read)
+            if job.wait(min(self._patience, self._timeout)) or (not watching and self._wait_out(job)):
+                return self._finished(path, job, read if watching else None)  # not in flight: nothing to land
+            flight = _Flight(job, read, since)
         if flight.job.done:
             self._land(path)
-            return self._finished(path, flight.job)
-        # A backend that ends stuck jobs itself gets a little slack to report its own timeout.
-        slack = _BACKEND_DEADLINE_SLACK if self._backend.enforces_timeouts else 0.0
-        remaining = flight.deadline + slack - time.monotonic()
-        if remaining <= 0 or not watching:
+            return self._finished(path, flight.job, flight.read if watching else None)
+        remaining = self._remaining(flight.job)
+        if not watching or (remaining is not None and remaining <= 0):
             self._land(path)
             error = flight.job.timeout_error(self._timeout)
             self._backend.abandon(flight.job)
@@ -132,8 +162,41 @@ class ImportRunner:
             self._flights[path] = flight
             self._refresh_view()
             flight.job.on_done(lambda: self._look_again(path, 0.0))
-        self._look_again(path, remaining)
+        # Not started yet: its deadline is not running; look again once it could be.
+        self._look_again(path, self._timeout if remaining is None else remaining)
         return None
+
+    def _start(self, record: FileRecord, read: SourceRead) -> ImportJob[list[AgentTool]]:
+        """The job importing ``read``: one started ahead for these bytes, else a new one."""
+        ahead = self._started.pop(record.path, None)
+        if ahead is not None and ahead[0] == read.digest:
+            return ahead[1]
+        if ahead is not None:
+            self._backend.abandon(ahead[1])
+        return self._backend.start_load(
+            record.path, record.module_name, read.data, read.digest, self._discover
+        )
+
+    def _remaining(self, job: ImportJob[list[AgentTool]]) -> float | None:
+        """Seconds left before ``job`` overruns its deadline; None while it waits to start."""
+        if job.started is None:
+            return None
+        return job.started + self._timeout + self._slack - time.monotonic()
+
+    def _wait_out(self, job: ImportJob[list[AgentTool]]) -> bool:
+        """A one-off scan: wait for ``job`` until it ends or overruns its deadline; True if it ended.
+
+        A scan's imports run one after another, so each starts at once; one that does not
+        start within a deadline of its own (every import thread held by an import that never
+        returned) is given up too, so the scan itself always ends.
+        """
+        start_by = time.monotonic() + self._timeout + self._slack
+        while True:
+            remaining = self._remaining(job)
+            if remaining is None:
+                remaining = start_by - time.monotonic()
+            if remaining <= 0 or job.wait(remaining):
+                return job.done
 
     def abandon_all(self) -> None:
         """Give up on every import in flight (the loader is closing)."""
@@ -150,7 +213,17 @@ class ImportRunner:
             ImportInProgress(path, flight.since) for path, flight in sorted(self._flights.items())
         )
 
-    def _finished(self, path: Path, job: ImportJob[list[AgentTool]]) -> ImportOutcome:
+    def _finished(
+        self, path: Path, job: ImportJob[list[AgentTool]], read: SourceRead | None
+    ) -> ImportOutcome:
+        """The outcome of a finished ``job``; with the ``read`` it imported, whether it rewrote its file
+        (a one-off scan does not ask: it reloads nothing)."""
+        outcome = self._outcome(path, job)
+        if read is not None and _written_during(path, job, read):
+            return replace(outcome, rewrote_itself=True)
+        return outcome
+
+    def _outcome(self, path: Path, job: ImportJob[list[AgentTool]]) -> ImportOutcome:
         seconds = time.monotonic() - (job.started or job.submitted)
         try:
             found = job.outcome()
@@ -163,6 +236,40 @@ class ImportRunner:
         for tool in found:
             tool.mark_dynamic()
         return ImportOutcome({tool.tool_name: tool for tool in found}, None, seconds)
+
+
+_CLOCK_SLACK_NS = 20_000_000
+"""File times come from a coarser clock than ``time.time()``: how far apart the two may read."""
+
+
+def _written_during(path: Path, job: ImportJob[list[AgentTool]], read: SourceRead) -> bool:
+    """Whether ``path`` was written after ``read`` was taken, by the time its import ``job`` ended.
+
+    Its stat tells, but for a write at the same size within the same clock tick as the
+    one read (a counter a fast import bumps): when the file was written about when the
+    import ran, its bytes are compared too.
+    """
+    now = stat_signature(path)
+    if now is None:
+        return False
+    if now != read.signature:
+        return True
+    if job.started is None:
+        return False
+    began = time.time_ns() - int((time.monotonic() - job.started) * 1e9)
+    if now[2] < began - _CLOCK_SLACK_NS:
+        return False  # written well before the import began: what was read is what is there
+    data = read_file(path)
+    return isinstance(data, bytes) and hashlib.sha256(data).hexdigest() != read.digest
+
+
+def _failed(job: ImportJob[list[AgentTool]]) -> bool:
+    """Whether a finished job raised (its module did not become the current one)."""
+    try:
+        job.outcome()
+    except BaseException:
+        return True
+    return False
 
 
 def _timeout_info(error: ImportTimeout, path: Path) -> LoadErrorInfo:

@@ -123,6 +123,7 @@ class ToolLoader:
             recursive=config.recursive,
             on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
             matters=self._matters,
+            on_overflow=lambda: self._reconciler.events_lost(),
         )
         self._watching = False
         self._closed = False
@@ -139,7 +140,7 @@ class ToolLoader:
             functools.partial(discover_tools, self.plugin_manager, loader=self),
             self.paths,
             config=config,
-            look_again=self._scheduler.note,
+            look_again=self._scheduler.look_again,
         )
         self._steps = FileSteps(
             self._records,
@@ -148,7 +149,7 @@ class ToolLoader:
             backend=self._backend,
             imports=self._imports,
             status_of=lambda path: self._statuses.get(path),
-            look_again=self._scheduler.note,
+            look_again=self._scheduler.look_again,
             config=config,
         )
         self._reconciler = Reconciler(
@@ -159,6 +160,7 @@ class ToolLoader:
             scheduler=self._scheduler,
             watcher=self._watcher,
             config=config,
+            importing=self._imports.in_flight,
         )
 
     # ------------------------------------------------------------ plugins

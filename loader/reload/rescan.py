@@ -26,6 +26,11 @@ in-place writes is then recovered in one full pass instead of ``slices``
 intervals. (Younger news is most likely an event still on its way.)
 The first pass only records what is there: the loader's own reconcile at
 ``start()`` covers the gap between its scan and the watch.
+
+Stats cannot tell everything: a file rewritten in place at the same size within
+one clock tick keeps its signature. For the few files that failed or got stuck,
+whose bytes on disk must run again as soon as they differ from those tried, every
+pass also calls ``look_closer``, where the owner compares their content.
 """
 
 from __future__ import annotations
@@ -97,6 +102,8 @@ class Rescanner:
         interval: Seconds between passes.
         slices: Every pass stats this fraction (1/slices) of the files in unchanged folders.
         recursive: Look into sub-folders.
+        look_closer: Called, on the rescanner's thread, after every pass (the baseline
+            excepted): the owner compares the content of the files stats cannot vouch for.
     """
 
     def __init__(
@@ -108,9 +115,11 @@ class Rescanner:
         slices: int = 8,
         recursive: bool = True,
         name: str = "tool-loader-rescan",
+        look_closer: Callable[[], None] | None = None,
     ) -> None:
         self._roots = tuple(str(root) for root in roots)
         self._report = report
+        self._look_closer = look_closer
         self._interval = interval
         self._slices = max(1, slices)
         self._recursive = recursive
@@ -158,8 +167,11 @@ class Rescanner:
     def step(self) -> None:
         """One pass as the thread runs it: report the changes; news makes the next step a full pass."""
         full, self._full_requested = self._full_requested, False
+        baseline = not self._baseline
         changed = self.scan_once(full=full)
         news = self._report(changed) if changed else ()
+        if self._look_closer is not None and not baseline:
+            self._look_closer()
         if not full and any(self._stale(path) for path in news):
             self.recoveries += 1
             logger.warning(

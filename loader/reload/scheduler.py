@@ -59,6 +59,22 @@ class ChangeScheduler:
             due = self._due[path] = time.monotonic() + delay
             self._wake_for(due)
 
+    def look_again(self, path: Path, delay: float) -> None:
+        """Schedule ``path`` no later than ``delay`` from now: an earlier deadline stands.
+
+        For the loader's own follow-ups (an import in flight, a grace running out). Unlike
+        an event's ``note``, they must never postpone a look already due sooner: an import
+        that ends just as the loader arranges its deadline check asks for a look at once,
+        which a later "look at the deadline" would otherwise push back to the deadline.
+        """
+        with self._cond:
+            due = time.monotonic() + delay
+            current = self._due.get(path)
+            if current is not None and current <= due:
+                return
+            self._due[path] = due
+            self._wake_for(due)
+
     def quiet_for(self, seconds: float) -> bool:
         """Whether nothing runs now and no path falls due within ``seconds`` (tests wait on this)."""
         with self._cond:

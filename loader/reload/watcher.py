@@ -52,6 +52,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
+from .overflow import watch_overflows
 from .roots import links_on_path
 from .scheduler import ChangeScheduler
 
@@ -145,7 +146,8 @@ class FolderWatcher:
     inotify limits) is polled instead. ``matters`` says whether a file's events
     can change anything (a tool source, a package ``__init__``, a file the loader
     knows); an editor's temporary then costs no batch before the rename that
-    lands the real file.
+    lands the real file. ``on_overflow`` is called (on watchdog's thread) when the
+    kernel dropped events because its queue overflowed (``loader.reload.overflow``).
     """
 
     def __init__(
@@ -156,6 +158,7 @@ class FolderWatcher:
         recursive: bool,
         on_dir: Callable[[Path], None],
         matters: Callable[[Path], bool] = lambda path: True,
+        on_overflow: Callable[[], None] = lambda: None,
         poll_interval: float = 0.5,
         events_retry: float = 30.0,
     ) -> None:
@@ -176,12 +179,15 @@ class FolderWatcher:
         self._roots: tuple[Path, ...] = ()
         self._warned: dict[Path, int | None] = {}
         self._link_handler = _Handler(self._on_link_event)
+        self._on_overflow = on_overflow
+        self._stop_hearing_overflows: Callable[[], None] | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
         """Start the observer thread."""
         with self._lock:
             if self._observer is None:
+                self._stop_hearing_overflows = watch_overflows(self._on_overflow)
                 observer = Observer()
                 observer.daemon = True
                 observer.start()
@@ -196,6 +202,9 @@ class FolderWatcher:
             self._link_watches.clear()
             self._links = {}
             self._roots = ()
+            stop_hearing, self._stop_hearing_overflows = self._stop_hearing_overflows, None
+        if stop_hearing is not None:
+            stop_hearing()
         for observer in observers:
             observer.stop()
         for observer in observers:

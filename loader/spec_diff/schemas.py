@@ -54,6 +54,17 @@ def _show(values: Any) -> str:
     return ", ".join(json.dumps(v, sort_keys=True) for v in values)
 
 
+def _describe(branch: Mapping[str, Any]) -> str:
+    """One alternative of a union, as a person would name it: its title, its values, else its type."""
+    title = branch.get("title")
+    if isinstance(title, str) and title:
+        return title
+    values = allowed_values(branch)
+    if values is not None:
+        return _show(values)
+    return type_name(branch)
+
+
 @dataclass(frozen=True, slots=True)
 class _Properties:
     """One side's object members: each property's schema, and which of them are required."""
@@ -76,6 +87,8 @@ class SchemaComparer:
         self.notes = notes
         self.direction = direction
         self._active: set[tuple[str, str]] = set()
+        self.loosened = 0
+        """Differences by which the new schema accepts a value the old one did not (in either direction)."""
 
     # -- judging -------------------------------------------------------
     def narrowed(self, reason: str) -> None:
@@ -86,6 +99,7 @@ class SchemaComparer:
     def widened(self, reason: str) -> None:
         """The set of valid values grew: additive for input, breaking for output."""
         kind = SpecChangeKind.ADDITIVE if self.direction is Direction.INPUT else SpecChangeKind.BREAKING
+        self.loosened += 1
         self.notes.add(kind, reason)
 
     # -- comparing -----------------------------------------------------
@@ -117,31 +131,75 @@ class SchemaComparer:
         self._compare_unions(old_branches, new_branches, where)
 
     def _compare_unions(self, old: list[dict[str, Any]], new: list[dict[str, Any]], where: str) -> None:
-        """Pair each old alternative with the new one that keeps it working best."""
+        """Pair each old alternative with the new one that keeps it working best.
+
+        Alternatives found unchanged on both sides pair first, so a removed one is
+        reported as gone instead of as a change to a neighbour of the same type.
+        """
         label = _label(where, self.direction)
-        matched_new: set[int] = set()
-        for old_branch in old:
+        unchanged = self._unchanged_pairs(old, new, where)
+        matched_new = set(unchanged.values())
+        for index, old_branch in enumerate(old):
+            if index in unchanged:
+                continue
             old_type = type_name(old_branch)
             candidates = [i for i, b in enumerate(new) if accepts(type_name(b), old_type)]
             if not candidates:
                 self.narrowed(f"type of {label} narrowed: {old_type} no longer accepted")
                 continue
-            best = min(candidates, key=lambda i: self._trial(old_branch, new[i], where))
+            free = [i for i in candidates if i not in matched_new]
+            if not free:
+                self.narrowed(f"{label} no longer accepts the alternative {_describe(old_branch)}")
+                continue
+            best = min(free, key=lambda i: self._trial(old_branch, new[i], where))
             matched_new.add(best)
             self._compare_typed(old_branch, new[best], where)
         for index, new_branch in enumerate(new):
-            if index in matched_new:
-                continue
-            new_type = type_name(new_branch)
-            if not any(accepts(type_name(b), new_type) for b in old):
-                self.widened(f"type of {label} widened: {new_type} now accepted")
+            if index not in matched_new:
+                self._note_new_alternative(old, new_branch, label, where)
+
+    def _unchanged_pairs(
+        self, old: list[dict[str, Any]], new: list[dict[str, Any]], where: str
+    ) -> dict[int, int]:
+        """Old alternative -> new alternative, for those that compare equal (each new one used once)."""
+        pairs: dict[int, int] = {}
+        for old_index, old_branch in enumerate(old):
+            for new_index, new_branch in enumerate(new):
+                if new_index in pairs.values() or type_name(new_branch) != type_name(old_branch):
+                    continue
+                if self._trial(old_branch, new_branch, where) == (0, 0):
+                    pairs[old_index] = new_index
+                    break
+        return pairs
+
+    def _note_new_alternative(
+        self, old: list[dict[str, Any]], new_branch: dict[str, Any], label: str, where: str
+    ) -> None:
+        """A new alternative nothing old was paired with: widening unless an old one covered it."""
+        new_type = type_name(new_branch)
+        same_type = [b for b in old if accepts(type_name(b), new_type)]
+        if not same_type:
+            self.widened(f"type of {label} widened: {new_type} now accepted")
+        elif not any(self._covers(b, new_branch, where) for b in same_type):
+            # Another shape of a type already accepted (a constant, a model of a tagged union).
+            self.widened(f"{label} accepts a new alternative: {_describe(new_branch)}")
+
+    def _comparer_for_trial(self) -> SchemaComparer:
+        trial = SchemaComparer(self.old_root, self.new_root, SpecNotes(), self.direction)
+        trial._active = set(self._active)
+        return trial
 
     def _trial(self, old: dict[str, Any], new: dict[str, Any], where: str) -> tuple[int, int]:
         """How badly pairing ``old`` with ``new`` would break: (breaking reasons, all reasons)."""
-        trial = SchemaComparer(self.old_root, self.new_root, SpecNotes(), self.direction)
-        trial._active = set(self._active)
+        trial = self._comparer_for_trial()
         trial._compare_typed(old, new, where)
         return trial.notes.breaking_count(), len(trial.notes.items)
+
+    def _covers(self, old: dict[str, Any], new: dict[str, Any], where: str) -> bool:
+        """Whether every value ``new`` accepts, ``old`` accepted already (as far as the walk tells)."""
+        trial = self._comparer_for_trial()
+        trial._compare_typed(old, new, where)
+        return trial.loosened == 0
 
     def _compare_typed(self, old: dict[str, Any], new: dict[str, Any], where: str) -> None:
         label = _label(where, self.direction)
@@ -248,6 +306,7 @@ class SchemaComparer:
 
     def _note_renamed(self, renamed: list[tuple[str, str]], where: str) -> None:
         noun = self._member_noun()
+        self.loosened += len(renamed)  # objects without the old name are accepted now
         for old_name, new_name in renamed:
             self.notes.add(
                 SpecChangeKind.BREAKING,
@@ -256,6 +315,7 @@ class SchemaComparer:
 
     def _note_removed(self, removed: list[str], where: str) -> None:
         noun = self._member_noun()
+        self.loosened += len(removed)  # the member is no longer checked (or no longer needed)
         for name in removed:
             self.notes.add(SpecChangeKind.BREAKING, f"{noun} '{_join(where, name)}' removed")
 

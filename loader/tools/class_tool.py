@@ -1,7 +1,8 @@
 """Class-based tools: ``ClassTool`` wraps an instance of a ``@tool``-decorated class as an ``AgentTool``.
 
-Decorating the class (``decorate_class``, re-exported here) is
-``loader.tools.class_definition``'s job; this module runs the tool.
+Describing the class is ``loader.tools.class_definition``'s job; this module runs
+the tool, and its ``decorate_class`` also lets the class's instances be registered
+as they are (``registry.register(MyTool(secret))``: ``ClassTool.of`` the instance).
 A custom ``validate(self, params)`` may return None, True or an empty list
 (valid); a list of messages, one message string, False, or the reference's
 ``{"valid": bool, "errors": [...]}`` (invalid); or raise ``ValueError`` (invalid,
@@ -15,6 +16,8 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, cast
 
@@ -22,7 +25,9 @@ from ..calls.containment import belongs_to_caller, failure_log_level
 from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import exception_result, to_tool_result
 from ..types import (
+    AGENT_TOOL_HOOK,
     AgentTool,
+    JSONSchema,
     ToolExample,
     ToolGenerator,
     ToolResult,
@@ -31,16 +36,11 @@ from ..types import (
     new_tool_use_id,
     run_sync,
 )
-from .class_definition import (
-    build_metadata,
-    declared_metadata,
-    decorate_class,
-    decorate_class_with,
-    input_checker,
-    is_generated_validate,
-)
+from . import class_definition
+from .class_definition import build_metadata, declared_metadata, input_checker, is_generated_validate
 from .examples import runnable_examples
 from .metadata import ToolMetadata
+from .options import ToolOptions
 from .params import apply_defaults, parameters_to_json_schema
 from .schema import copy_json
 from .validation import invalid_input_result
@@ -52,6 +52,7 @@ __all__ = [
     "decorate_class_with",
     "get_tool_metadata",
     "is_tool",
+    "registrable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -125,6 +126,21 @@ class ClassTool(AgentTool):
         )
         self._spec = self._build_spec()
         self._check_input = input_checker(found)
+
+    @classmethod
+    def of(cls, instance: Any) -> ClassTool:
+        """The ``ClassTool`` around ``instance``: the same one for as long as any holder keeps it.
+
+        Registering, replacing or batching the instance itself goes through here
+        (``AGENT_TOOL_HOOK``): replacing a tool by the very instance it wraps is then
+        no change at all, rather than a new wrapper whose predecessor's cleanup would
+        run on the instance still serving.
+        """
+        with _wrappers_lock:
+            found = _wrappers.get(id(instance))
+            if found is None or found.instance is not instance:
+                found = _wrappers[id(instance)] = cls(instance)
+            return found
 
     @classmethod
     def from_class(cls, tool_class: type, *args: Any, **kwargs: Any) -> ClassTool:
@@ -354,6 +370,37 @@ def _custom_problems(outcome: Any) -> list[InputProblem]:
     raise TypeError(
         f"validate() returned {type(outcome).__name__}; return None/True when valid, "
         "or a list of problem messages"
+    )
+
+
+_wrappers: weakref.WeakValueDictionary[int, ClassTool] = weakref.WeakValueDictionary()
+"""``ClassTool.of``'s wrappers by the id of their instance, while something holds them (a wrapper
+holds its instance, so that id cannot be reused meanwhile)."""
+_wrappers_lock = threading.Lock()
+
+
+def _agent_tool_of(instance: Any) -> ClassTool:
+    """``AGENT_TOOL_HOOK`` of decorated classes: an instance stands for its ``ClassTool``."""
+    return ClassTool.of(instance)
+
+
+def registrable(cls: type) -> type:
+    """Let instances of the decorated class ``cls`` be registered as they are (``AGENT_TOOL_HOOK``)."""
+    setattr(cls, AGENT_TOOL_HOOK, _agent_tool_of)
+    return cls
+
+
+def decorate_class(cls: type, metadata: ToolMetadata | None = None, **options: Any) -> type:
+    """``@tool`` on a class, as a call (``class_definition.decorate_class``), instances registrable."""
+    return registrable(class_definition.decorate_class(cls, metadata, **options))
+
+
+def decorate_class_with(
+    cls: type, metadata: ToolMetadata | None, options: ToolOptions, *, output_schema: JSONSchema | None = None
+) -> type:
+    """``class_definition.decorate_class_with``, instances registrable (what ``@tool`` runs for a class)."""
+    return registrable(
+        class_definition.decorate_class_with(cls, metadata, options, output_schema=output_schema)
     )
 
 

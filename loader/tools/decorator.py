@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from ..errors import ToolDefinitionError
 from ..types import JSONSchema
+from .class_tool import decorate_class_with
 from .function_tool import FunctionTool
 from .options import CLASS_ONLY, FUNCTION_ONLY, ToolOptions
 from .schema import caller_namespace
@@ -161,8 +162,6 @@ def _decorate(target: Any, options: ToolOptions, metadata: Any, namespace: Mappi
             raise ToolDefinitionError(
                 f"@tool on class {target.__name__}: {', '.join(function_only)} apply to function tools only"
             )
-        from .class_definition import decorate_class_with
-
         return decorate_class_with(target, metadata, options)
     target_name = getattr(target, "__name__", repr(target))
     if metadata is not None:

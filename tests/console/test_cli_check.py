@@ -168,3 +168,21 @@ def test_check_examples_says_how_many_ran_and_failed(tmp_path: Path) -> None:
     )
     without = run_cli("check", "one", cwd=tmp_path)  # no examples run: nothing said about them
     assert without.stdout.splitlines()[-1] == "checked 1 tool in 1 file in one: no problems found"
+
+
+def test_exactly_one_error_exits_1_in_both_output_formats(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(
+        tools / "ok.py",
+        'from loader import tool\n\n@tool\ndef ok() -> str:\n    """Fine."""\n    return "ok"\n',
+    )
+    write(tools / "broken.py", "x = 1\n\ndef broken(:\n    pass\n")
+    table = run_cli("check", str(tools), cwd=tmp_path)
+    assert table.returncode == 1, table.stdout
+    assert [row[:3] for row in findings(table.stdout)] == [["tools/broken.py:3", "error", "load-failed"]]
+    assert "1 error, 0 warnings" in table.stdout
+    as_json = run_cli("check", str(tools), "--json", cwd=tmp_path)
+    assert as_json.returncode == 1, as_json.stdout
+    document = json.loads(as_json.stdout)
+    assert document["summary"]["errors"] == 1
+    assert [(f["severity"], f["code"]) for f in document["findings"]] == [("error", "load-failed")]

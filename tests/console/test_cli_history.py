@@ -15,6 +15,7 @@ from support import LineReader, call_text, cli_env, eventually, run_cli, write
 from loader import ToolLoader
 from loader.fingerprint import spec_digest
 from loader.history.recorder import HistoryRecorder
+from loader.history.rollback import backup_dir
 from loader.history.store import HistoryStore, database_path
 
 CALC_V1 = '''
@@ -198,6 +199,48 @@ def test_rollback_allowed_when_other_tools_keep_their_definition(
     assert result.returncode == 0, result.stderr
     assert "also changed" not in result.stdout
     assert _sha(path) == hashes[0]
+
+
+def test_rollback_by_default_restores_the_version_before_the_live_one_not_the_oldest(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    calc_v3 = CALC_V1.replace("v1", "v3")
+    loader, _, path, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2, calc_v3)
+    result = _cli(tmp_path, "rollback", "calc")
+    assert result.returncode == 0, result.stderr
+    assert f"rolled back calc to {hashes[1][:12]} in tools/calc.py" in result.stdout
+    assert _sha(path) == hashes[1]
+    eventually(lambda: call_text(loader, "calc", {"b": 2}) == "v2 2", message="v2 serving again")
+
+
+def test_rollback_of_a_deleted_file_restores_the_version_that_served_last(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    loader, store, path, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2)
+    path.unlink()
+    eventually(lambda: not store.versions("calc")[0].live, message="the removal recorded")
+    result = _cli(tmp_path, "rollback", "calc")
+    assert result.returncode == 0, result.stderr
+    assert f"rolled back calc to {hashes[1][:12]} in tools/calc.py" in result.stdout
+    assert _sha(path) == hashes[1]
+    assert "backup" not in result.stdout  # nothing was replaced
+    eventually(lambda: "calc" in loader.registry and call_text(loader, "calc", {"b": 2}) == "v2 2")
+
+
+def test_rollback_whose_backup_cannot_be_written_says_so_and_changes_nothing(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    _, store, path, hashes = _recorded(tmp_path, make_loader, CALC_V1, CALC_V2)
+    backups = backup_dir(store)
+    assert not backups.parent.exists()
+    backups.parent.write_text("a file where the backups folder goes")
+    result = _cli(tmp_path, "rollback", "calc")
+    assert result.returncode == 2
+    message = " ".join(result.stderr.split())
+    assert f"cannot back up tools/calc.py into {backups}" in message, message
+    assert "Not a directory" in message or "File exists" in message, message
+    assert "cannot write tools/calc.py" not in message
+    assert _sha(path) == hashes[1]  # untouched
 
 
 def test_rollback_with_a_single_version_says_so(

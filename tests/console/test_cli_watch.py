@@ -254,6 +254,23 @@ def _adder(params: str, example: str, body: str, description: str = "Add numbers
 def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "calculator.py", _adder("a: int, b: int", '{"a": 2, "b": 3}', "a + b"))
+
+
+GATED_V1 = '''
+from loader import tool
+
+@tool(examples=[{"description": "adds", "params": {"a": 1, "b": 2}, "expected_output": 3}])
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+GATED_WRONG = GATED_V1.replace("return a + b", "return a - b")
+
+
+def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", GATED_V1)
     process = subprocess.Popen(
         [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
         cwd=tmp_path,
@@ -286,6 +303,14 @@ def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) ->
         out.wait_for(event.format("updated", ""))  # an optional parameter breaks nobody: no verdict
 
         process.send_signal(signal.SIGINT)
+
+        write(tools / "add.py", GATED_WRONG)
+        out.wait_for(
+            r"^\d\d:\d\d:\d\d rejected tools/add\.py:\d+ \(still serving add\) ExampleFailed: "
+            r"add example 0 \('adds'\) with .*expected 3, got -1 \(\d+\.\d ms\)$"
+        )
+        process.send_signal(signal.SIGINT)
+        out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
     finally:
         if process.poll() is None:

@@ -9,9 +9,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from loader.console.watch_events import EventLine
+from loader.console.render import status_record
+from loader.console.watch_events import EventLine, describe_event
 from loader.console.watch_view import ToolRow, WatchFrame, render_frame
-from loader.status import FileState, FileStatus, LoadErrorInfo
+from loader.status import FileNote, FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo
 
 
 def _screen(frame: WatchFrame, width: int, height: int) -> list[str]:
@@ -85,3 +86,12 @@ def test_a_breaking_verdict_stands_out_and_outranks_the_reload_time_at_80_column
         assert [span.style for span in breaking.spans if span.start <= start < span.end] == ["bold red"]
         assert len(breaking.plain) <= width
     assert breaking.plain.endswith(f"calculator {verdict}")  # at 80 columns the time gives way
+
+
+def test_an_event_of_a_file_that_rewrites_itself_says_its_reloads_are_slowed_down() -> None:
+    path = Path.cwd() / "tools" / "counter.py"
+    status = FileStatus(path, "m", FileState.LOADED, tools=("counter",), notes=(FileNote.REWRITES_ITSELF,))
+    event = LoaderEvent(LoaderEventKind.UPDATED, path, ("counter",), 1.0, time.time(), status)
+    line = describe_event(event).plain()
+    assert line.endswith("counter rewrites itself when imported; reloads slowed down (1.0 ms)"), line
+    assert status_record(status)["notes"] == ["rewrites itself when imported; reloads slowed down"]

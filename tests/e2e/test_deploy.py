@@ -1,7 +1,8 @@
 """The files under ``deploy/``: Kubernetes manifests validated offline, and a Dockerfile that starts a real serve.
 
 ``kubernetes-validate`` ships the Kubernetes JSON schemas, so no cluster and
-no network are needed; the test is skipped only when the package is absent.
+no network are needed; the test is skipped only when the package is absent (and fails then
+in CI, which installs the test extra).
 """
 
 from __future__ import annotations
@@ -15,17 +16,16 @@ from typing import Any
 
 import pytest
 from serving import serve_http
-from support import write
+from support import require_module, write
 
 from loader.console.cli import build_parser
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
 
-kubernetes_validate = pytest.importorskip(
-    "kubernetes_validate", reason="kubernetes-validate is not installed"
-)
-yaml = pytest.importorskip("yaml", reason="PyYAML is not installed")
+_TEST_EXTRA = "pip install -e '.[test]' (the test extra)"
+kubernetes_validate = require_module("kubernetes_validate", _TEST_EXTRA)
+yaml = require_module("yaml", _TEST_EXTRA)
 
 
 def documents() -> list[tuple[str, dict[str, Any]]]:
@@ -86,7 +86,7 @@ def test_git_sync_shares_an_empty_dir_with_the_server() -> None:
 
 def instructions() -> dict[str, Any]:
     """deploy/Dockerfile parsed by Docker's own parser (the ``dockerfile`` package); last one of each kind."""
-    dockerfile = pytest.importorskip("dockerfile", reason="dockerfile (Docker's parser) is not installed")
+    dockerfile = require_module("dockerfile", _TEST_EXTRA)
     return {command.cmd: command for command in dockerfile.parse_file(str(DEPLOY / "Dockerfile"))}
 
 

@@ -29,6 +29,7 @@ from gitsync import ConfigMapSync, CopySync, GitSync, Publisher, git
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from serving import Served, get, serve_http
+from support import require
 
 from loader.fingerprint import tool_set_fingerprint
 from loader.mcp import FINGERPRINT_META_KEY
@@ -36,6 +37,8 @@ from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fleet]
+
+HAPROXY_INSTALL = "apt-get install haproxy (.ci/run installs it)"
 
 REPLICAS = 3
 CONVERGENCE_DEADLINE = 20.0
@@ -65,8 +68,8 @@ def free_port() -> int:
 def haproxy(backends: list[int], tmp_path: Path) -> Iterator[str]:
     """HAProxy on loopback, round robin over ``backends`` (health-checked on /readyz); yields the MCP URL."""
     binary = shutil.which("haproxy")
-    if binary is None:
-        pytest.skip("haproxy is not on PATH (apt-get install haproxy; .ci/run installs it)")
+    require(binary is not None, "haproxy is not on PATH", HAPROXY_INSTALL)
+    assert binary is not None
     port = free_port()
     servers = "\n".join(
         f"    server r{index} 127.0.0.1:{backend} check inter 500ms fall 2 rise 1"
@@ -195,8 +198,7 @@ async def test_a_tool_change_rolls_through_the_fleet(
 ) -> None:
     """``git-sync``: each replica watches the flipped symlink; ``configmap``: the kubelet's ``..data`` swap;
     ``copy``: a plain folder, files renamed in."""
-    if shutil.which("haproxy") is None:
-        pytest.skip("haproxy is not on PATH (apt-get install haproxy; .ci/run installs it)")
+    require(shutil.which("haproxy") is not None, "haproxy is not on PATH", HAPROXY_INSTALL)
     v1, v2 = TOOL.format(version="v1"), TOOL.format(version="v2")
     expected = {
         fingerprint_of(v1, tmp_path / "plain-v1"): "v1",

@@ -6,16 +6,19 @@ and a cache folder of each test's own (``conftest.private_bytecode_cache``).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support import FAST, call_text, eventually, function_tool_source, write
+from support import FAST, call_text, cli_env, eventually, function_tool_source, write
 
 from loader.importing.bytecode_cache import BytecodeCache
 from loader.reload.loader import LoaderConfig, ToolLoader
@@ -189,3 +192,55 @@ def test_a_later_scan_of_the_same_loader_keeps_the_pack_whole(tools_dir: Path) -
         assert _cache(loader).paths() == {str(tools_dir / f"{n}.py") for n in "abc"}
     with _scanned(tools_dir) as second:
         assert (_cache(second).hits, _cache(second).misses) == (2, 1)  # a.py changed since the pack
+
+
+_START = """
+import json, sys
+from loader.reload.loader import LoaderConfig, ToolLoader
+loader = ToolLoader([sys.argv[1]], config=LoaderConfig(entry_point_plugins=False))
+loader.scan()
+cache = loader.bytecode_cache
+answer = loader.registry.invoke("mode", {})["content"][0]["text"]
+print(json.dumps({"answer": answer, "hits": cache.hits, "misses": cache.misses, "pack": str(cache.pack)}))
+loader.close()
+"""
+
+_MODE = '''
+from loader import tool
+
+@tool
+def mode() -> str:
+    """Whether this code was compiled with its asserts."""
+    try:
+        assert False
+    except AssertionError:
+        return "plain"
+    return "optimised"
+'''
+
+
+def _start(tools: Path, *flags: str) -> dict[str, Any]:
+    """One start of a separate interpreter (with ``flags``, e.g. ``-O``) that scans ``tools``."""
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", _START, str(tools)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_a_python_dash_o_start_never_runs_code_a_plain_start_compiled_nor_the_reverse(
+    tools_dir: Path,
+) -> None:
+    write(tools_dir / "mode.py", _MODE)
+    plain = _start(tools_dir)
+    assert (plain["answer"], plain["hits"], plain["misses"]) == ("plain", 0, 1)
+    optimised = _start(tools_dir, "-O")
+    # Its own pack: the plain start's code (asserts compiled in) is not reused.
+    assert (optimised["answer"], optimised["hits"], optimised["misses"]) == ("optimised", 0, 1)
+    assert optimised["pack"] != plain["pack"]
+    again = _start(tools_dir)
+    assert (again["answer"], again["hits"], again["misses"]) == ("plain", 1, 0)  # its pack kept

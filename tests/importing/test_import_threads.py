@@ -137,3 +137,42 @@ def test_a_chain_runs_in_order_on_one_thread_and_survives_an_interrupted_member(
         assert pool.thread_count <= 2
     finally:
         pool.close()
+
+
+def test_a_job_queued_behind_abandoned_jobs_runs_once_their_thread_lets_go() -> None:
+    # A blocking call ends only when it returns; the stop lands then, and that thread is never
+    # reused: a job that queued meanwhile must get a thread of its own without another submit.
+    release = threading.Event()
+    pool = ImportPool(max_threads=1)
+    try:
+        blocked = pool.submit(lambda: release.wait(30))
+        eventually(lambda: blocked.started is not None)
+        pool.abandon(blocked)
+        queued = pool.submit(lambda: "ran")
+        assert not queued.wait(0.2) and queued.started is None
+        release.set()
+        assert queued.wait(30), "the queued job never got a thread"
+        assert queued.outcome() == "ran"
+        assert pool.thread_count <= 1
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_drop_queued_drops_a_waiting_job_and_leaves_a_running_one_alone() -> None:
+    release = threading.Event()
+    pool = ImportPool(max_threads=1)
+    try:
+        running = pool.submit(lambda: release.wait(30))
+        eventually(lambda: running.started is not None)
+        waiting = pool.submit(lambda: "never")
+        assert pool.drop_queued(waiting) is True
+        assert waiting.done and waiting.started is None
+        with pytest.raises(ImportAbandoned):
+            waiting.outcome()
+        assert pool.drop_queued(running) is False
+        release.set()
+        assert running.wait(30) and running.outcome() is True
+    finally:
+        release.set()
+        pool.close()

@@ -6,7 +6,9 @@ import colorsys
 import json
 import os
 import sys
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from support import MakeLoader, call_text, write
@@ -226,5 +228,70 @@ def test_every_import_form_finds_siblings_through_one_shared_builtins_namespace(
         namespace: dict[str, object] = {"__builtins__": caller.__builtins__, "__name__": "elsewhere"}
         exec("import json as found", namespace)
         assert namespace["found"] is json
+    finally:
+        importer.close()
+
+
+GATE = "_tool_loader_test_gate"
+"""A module the test plants in ``sys.modules``: the helper's import waits on its events."""
+
+
+def test_a_module_still_executing_is_never_seen_from_another_thread(
+    tools_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = SimpleNamespace(entered=threading.Event(), release=threading.Event())
+    monkeypatch.setitem(sys.modules, GATE, gate)
+    slow = f"import {GATE} as gate\nVALUE = 2\ngate.entered.set()\ngate.release.wait(30)\nDONE = True\n"
+    write(tools_dir / "helper.py", "VALUE = 1\nDONE = True\n")
+    write(
+        tools_dir / "caller.py",
+        """
+        def plain():
+            import helper
+            return helper
+
+        def names():
+            from helper import VALUE, DONE
+            return VALUE, DONE
+
+        def relative():
+            from . import helper
+            from .helper import DONE
+            return helper.VALUE, DONE
+        """,
+    )
+    importer = ToolImporter([tools_dir])
+    helper_path = tools_dir / "helper.py"
+    try:
+        first = importer.load(helper_path, helper_path.read_bytes())
+        caller = importer.load(tools_dir / "caller.py", (tools_dir / "caller.py").read_bytes())
+        loading = threading.Thread(target=importer.load, args=(helper_path, slow.encode()))
+        loading.start()
+        try:
+            assert gate.entered.wait(30)
+            # The new version is half-executed now: every other thread still gets the last good one.
+            assert caller.plain() is first
+            assert caller.names() == (1, True)
+            assert caller.relative() == (1, True)
+        finally:
+            gate.release.set()
+            loading.join(30)
+        assert caller.plain() is not first and caller.names() == (2, True) == caller.relative()
+
+        gate.entered.clear()
+        gate.release.clear()
+        new = write(tools_dir / "new.py", slow)
+        write(tools_dir / "user.py", "def use():\n    import new\n    return new.DONE\n")
+        user = importer.load(tools_dir / "user.py", (tools_dir / "user.py").read_bytes())
+        loading = threading.Thread(target=importer.load, args=(new, slow.encode()))
+        loading.start()
+        try:
+            assert gate.entered.wait(30)
+            with pytest.raises(ImportError, match="'new' is still importing"):
+                user.use()
+        finally:
+            gate.release.set()
+            loading.join(30)
+        assert user.use() is True
     finally:
         importer.close()

@@ -175,7 +175,7 @@ def test_stuck_imports_kill_their_worker_instead_of_leaking_threads(
     tools_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
     write(tools_dir / "steady.py", function_tool_source("steady", "return 'steady'"))
-    ld = make_loader(tools_dir, config=replace(PROCESS, import_timeout=1.0))
+    ld = make_loader(tools_dir, config=replace(PROCESS, import_timeout=2.0))  # steady.py must beat it
     assert call_text(ld, "steady") == "steady"
     threads = threading.active_count()
     stuck = tools_dir / "stuck.py"

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import random
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
 import pytest
+from support import eventually
 
-from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNotFoundError
+from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNameMismatchError, ToolNotFoundError
 from loader.registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
 from loader.registry.snapshot import RegistrySnapshot
 from loader.registry.tool_registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, decorate_class
+from loader.tools.decorator import tool
 from loader.types import AgentTool, ToolChoiceTool, ToolGenerator, ToolResult, ToolSpec, ToolUse
 
 WAIT = 10.0
@@ -146,7 +150,7 @@ class TestNames:
     def test_invalid_objects(self) -> None:
         registry = ToolRegistry()
         with pytest.raises(TypeError, match="AgentTool"):
-            registry.register("nope")  # type: ignore[arg-type]
+            registry.register("nope")
         with pytest.raises(InvalidToolNameError):
             registry.register(Echo("bad name"))
         assert registry.generation == 0
@@ -789,3 +793,130 @@ def test_concurrency_stress() -> None:
     assert registry.names() == tuple(sorted(registry.names()))
     registry.close()
     assert registered and all(tool.cleanups == 1 for tool in registered.values())
+
+
+@tool(
+    name="currency-convert",
+    description="Convert an amount between currencies.",
+    parameters={"amount": {"type": "number", "description": "How much to convert."}},
+)
+class CurrencyConvertTool:
+    """The agent-framework seed's shape: a decorated class, instantiated with its secret by the caller."""
+
+    def __init__(self, api_key: str) -> None:
+        self.api_key = api_key
+        self.cleanups = 0
+
+    def execute(self, params: dict[str, Any]) -> str:
+        return f"{params['amount']} converted with {self.api_key}"
+
+    def cleanup(self) -> None:
+        self.cleanups += 1
+
+
+class TestDecoratedInstances:
+    """An instance of a ``@tool`` class is accepted wherever a tool is, as that very instance."""
+
+    def test_register_an_instance_directly_and_call_it(self) -> None:
+        registry = ToolRegistry()
+        converter = CurrencyConvertTool("sk-1")
+        registry.register(converter)
+        registered = registry.get("currency-convert")
+        assert isinstance(registered, ClassTool) and registered.instance is converter
+        assert text(registry.invoke("currency-convert", {"amount": 3})) == "3 converted with sk-1"
+        assert (
+            text(asyncio.run(registry.ainvoke("currency_convert", {"amount": 4}))) == "4 converted with sk-1"
+        )
+
+    def test_the_seeds_two_argument_form_checks_the_name(self) -> None:
+        registry = ToolRegistry()
+        converter = CurrencyConvertTool("sk-2")
+        registry.register("currency-convert", converter)
+        assert registry.get("currency-convert").instance is converter  # type: ignore[union-attr]
+        with pytest.raises(ToolNameMismatchError, match=r"'exchange'.*named 'currency-convert'"):
+            ToolRegistry().register("exchange", CurrencyConvertTool("sk-3"))
+        with pytest.raises(TypeError, match="AgentTool"):
+            ToolRegistry().register("currency-convert")
+        with pytest.raises(TypeError, match="AgentTool or an instance of a @tool class, got Undecorated"):
+            ToolRegistry().register(Undecorated())
+
+    def test_replace_and_batch_take_instances_and_cleanup_runs_once_on_unregister(self) -> None:
+        registry = ToolRegistry()
+        first, second = CurrencyConvertTool("sk-a"), CurrencyConvertTool("sk-b")
+        with registry.batch() as batch:
+            batch.register(first, source="seed")
+        generation = registry.generation
+        # The same instance again: the same ClassTool, so nothing changes and nothing is cleaned up.
+        assert registry.replace(first, source="seed") is registry.get("currency-convert")
+        assert registry.generation == generation and first.cleanups == 0
+        displaced = registry.replace("currency-convert", second)
+        assert isinstance(displaced, ClassTool) and displaced.instance is first
+        assert first.cleanups == 1 and second.cleanups == 0
+        assert text(registry.invoke("currency-convert", {"amount": 1})) == "1 converted with sk-b"
+        registry.unregister("currency-convert")
+        assert second.cleanups == 1 and first.cleanups == 1
+
+
+class Undecorated:
+    def execute(self, params: dict[str, Any]) -> str:
+        return "no metadata"
+
+
+def test_an_unregistered_instance_is_not_kept_alive_by_its_wrapper_cache() -> None:
+    registry = ToolRegistry()
+    converter = CurrencyConvertTool("sk-gc")
+    registry.register(converter)
+    registry.unregister("currency-convert")
+    gone = weakref.ref(converter)
+    del converter
+    gc.collect()
+    assert gone() is None
+
+
+class _SpyLock:
+    """Stands in for the registry's write lock: notes every thread that asks for it, then waits as it would."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self.asked: list[int] = []
+
+    def __enter__(self) -> _SpyLock:
+        self.asked.append(threading.get_ident())
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
+def test_a_second_writer_provably_waits_while_a_batch_is_open() -> None:
+    """Deterministic: the first writer is held inside its batch until the second has asked for the lock."""
+    registry = ToolRegistry()
+    spy = _SpyLock(registry._write_lock)
+    registry._write_lock = spy  # type: ignore[assignment]
+    committed: list[list[str]] = []
+    registry.subscribe(lambda change_set: committed.append([c.name for c in change_set.changes]))
+    inside, release, second_done = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with registry.batch() as batch:
+            batch.register(Echo("a"))
+            inside.set()
+            release.wait(WAIT)
+
+    def second() -> None:
+        registry.register(Echo("b"))
+        second_done.set()
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    assert inside.wait(WAIT)
+    other = threading.Thread(target=second)
+    other.start()
+    eventually(lambda: other.ident in spy.asked or second_done.is_set(), WAIT)
+    assert not second_done.is_set(), "the second writer committed while a batch was open"
+    assert registry.generation == 0
+    release.set()
+    writer.join(WAIT)
+    other.join(WAIT)
+    assert committed == [["a"], ["b"]] and registry.generation == 2

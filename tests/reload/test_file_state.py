@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loader.reload.file_state import FileRecord, Phase, Plan, Step
+from loader.reload.file_state import BACK_OFF_CAP, BACK_OFF_FIRST, FileRecord, Phase, Plan, Step
 from loader.status import LoadErrorInfo, LoadErrorKind
 from loader.tools.decorator import tool
 from loader.types import AgentTool
@@ -153,3 +153,20 @@ def test_remove_clears_tools_error_and_grace() -> None:
     r.fail(error())
     r.remove()
     assert r.is_removed and r.discovered == {} and r.error is None and r.grace is None
+
+
+def test_imports_that_keep_rewriting_the_file_hold_the_next_one_back_ever_longer_up_to_a_cap() -> None:
+    r = record()
+    r.accept(tools(), "h1", 0.0)
+    assert r.note_rewrite(True, 100.0) is False  # once may be a user's save during the import
+    assert plan(r, "h2").step is Step.LOAD and not r.rewrites_itself
+    waits = []
+    for _ in range(8):
+        assert r.note_rewrite(True, 100.0) is True
+        waits.append(plan(r, "h2").wait)
+    assert waits == [BACK_OFF_FIRST * 2**i for i in range(6)] + [BACK_OFF_CAP] * 2
+    assert r.rewrites_itself
+    assert plan(r, "h2", now=100.0 + BACK_OFF_CAP).step is Step.LOAD  # the hold is over
+    assert plan(r, "h1").step is Step.SKIP  # only imports are held back
+    r.note_rewrite(False, 100.0)  # an import that left the file alone ends the back-off
+    assert not r.rewrites_itself and plan(r, "h2").step is Step.LOAD

@@ -6,10 +6,12 @@ against its last good module, and their status names the failing helper.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from support import FAST, call_text, eventually, write
 
 from loader.reload.loader import ToolLoader
@@ -64,7 +66,7 @@ def extra():
 def _loader(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> ToolLoader:
     write(tools_dir / "helper.py", HELPER_V1)
     write(tools_dir / "tool.py", TOOL)
-    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=1.0))
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=3.0))  # the good versions must beat it
     assert call_text(ld, "value") == "1-x"
     return ld
 
@@ -102,3 +104,57 @@ def test_a_failing_helper_is_named_in_its_dependents_status(
     eventually(lambda: call_text(ld, "value") == "4-w", 30)
     status = ld.file_status(tools_dir / "tool.py")
     assert status is not None and status.failing_dependencies == ()
+
+
+HALF_HELPER_V1 = """
+VALUE = 1
+DONE = True
+"""
+
+# Its import sets VALUE, then blocks in C (an asynchronous stop cannot end a sleep), so a
+# module object published before it finished would lack DONE.
+HALF_HELPER_SLOW = """
+import time
+
+VALUE = 2
+time.sleep(10**6)
+DONE = True
+"""
+
+HALF_TOOLS = '''
+import helper
+from loader import tool
+
+@tool
+def bound() -> list:
+    """The helper bound when this file was imported."""
+    return [1, helper.VALUE, getattr(helper, "DONE", "HALF-LOADED")]
+
+@tool
+def fresh() -> list:
+    """The helper as an import at call time finds it."""
+    import helper as current
+    return [1, current.VALUE, getattr(current, "DONE", "HALF-LOADED")]
+'''
+
+
+def _answers(ld: ToolLoader) -> list[str]:
+    return [call_text(ld, "bound"), call_text(ld, "fresh")]
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_helper_still_importing_is_never_seen_half_executed(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "helper.py", HALF_HELPER_V1)
+    write(tools_dir / "t.py", HALF_TOOLS)
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=4.0, rescan_interval=0))
+    good = "[1, 1, True]"
+    assert _answers(ld) == [good, good]
+    helper = write(tools_dir / "helper.py", HALF_HELPER_SLOW)
+    eventually(lambda: [p.path for p in ld.imports_in_progress()] == [helper], 10, "the helper imports")
+    seen: set[str] = set()
+    while (status := ld.file_status(helper)) is None or status.state is not FileState.STUCK:
+        seen.update(_answers(ld))
+        time.sleep(0.01)  # a caller's pace, not a wait for a condition
+    assert seen == {good}, "a call saw the helper's new version before its import finished"

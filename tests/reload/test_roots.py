@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from fs_layouts import ConfigMapLayout, GitSyncLayout
-from support import FAST, call_text, eventually, function_tool_source
+from support import FAST, call_text, eventually, function_tool_source, require
 
 from loader import tool
 from loader.registry.changes import ChangeKind, RegistryChangeSet
@@ -426,10 +426,7 @@ print(json.dumps({"modes": modes, "warnings": [w.getMessage() for w in warnings 
 
 def test_over_the_inotify_limit_the_folder_is_polled_with_one_warning(tmp_path: Path) -> None:
     """The limit is lowered inside a fresh user namespace, which has limits of its own."""
-    unshare = shutil.which("unshare")
-    probe = ["sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"]
-    if unshare is None or subprocess.run([unshare, "-U", "-r", *probe], capture_output=True).returncode != 0:
-        pytest.skip("cannot lower the inotify limit in a user namespace here")
+    unshare = _unshare_lowering_the_inotify_limit()
     folder = tmp_path / "tools"
     folder.mkdir()
     command = [
@@ -449,6 +446,27 @@ def test_over_the_inotify_limit_the_folder_is_polled_with_one_warning(tmp_path: 
     assert result["modes"] == {str(folder): "polling"}
     assert len(result["warnings"]) == 1, result["warnings"]
     assert "polling the folder instead" in result["warnings"][0]
+
+
+_INOTIFY_INSTANCES = "raise fs.inotify.max_user_instances (sysctl), or stop what holds them"
+
+
+def _unshare_lowering_the_inotify_limit() -> str:
+    """``unshare``, where it can make a user namespace whose inotify limit can be lowered (else skip or fail)."""
+    unshare = shutil.which("unshare")
+    probe = ["sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"]
+    works = (
+        unshare is not None
+        and subprocess.run([unshare, "-U", "-r", *probe], capture_output=True).returncode == 0
+    )
+    require(
+        works,
+        "cannot lower the inotify limit in a user namespace here",
+        "install util-linux (unshare) and allow unprivileged user namespaces "
+        "(sysctl kernel.unprivileged_userns_clone=1; user.max_user_namespaces > 0)",
+    )
+    assert unshare is not None
+    return unshare
 
 
 def _inotify_available() -> bool:
@@ -488,12 +506,8 @@ print("ok")
 
 
 def test_a_polled_folder_gets_events_again_once_the_os_has_watches(tmp_path: Path) -> None:
-    unshare = shutil.which("unshare")
-    probe = ["sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"]
-    if unshare is None or subprocess.run([unshare, "-U", "-r", *probe], capture_output=True).returncode != 0:
-        pytest.skip("cannot lower the inotify limit in a user namespace here")
-    if not _inotify_available():
-        pytest.skip("no inotify instance available to this user right now")
+    unshare = _unshare_lowering_the_inotify_limit()
+    require(_inotify_available(), "no inotify instance is available to this user now", _INOTIFY_INSTANCES)
     folder = tmp_path / "tools"
     folder.mkdir()
     command = [
@@ -603,7 +617,11 @@ def test_read_unlinked_file_reads_plain_files_whole_and_leaves_links_to_the_call
         data, st = read
         assert data == path.read_bytes() and st.st_size == len(data)
     (tmp_path / "empty.py").write_text("")
-    assert read_unlinked_file(tmp_path / "empty.py") == (b"", os.stat(tmp_path / "empty.py"))
+    read = read_unlinked_file(tmp_path / "empty.py")
+    assert isinstance(read, tuple) and read[0] == b""
+    # The file's identity and content stamp: its access time moves with every read, on a busy machine too.
+    on_disk = os.stat(tmp_path / "empty.py")
+    assert (read[1].st_ino, read[1].st_size, read[1].st_mtime_ns) == (on_disk.st_ino, 0, on_disk.st_mtime_ns)
     os.symlink(small, tmp_path / "link.py")
     os.symlink("nowhere.py", tmp_path / "dangling.py")
     assert read_unlinked_file(tmp_path / "link.py") == IS_A_LINK

@@ -43,8 +43,9 @@ def test_latest_event_decides_and_paths_coalesce() -> None:
     record = Recorder()
     scheduler = ChangeScheduler(record)
     scheduler.note(Path("/a.py"), 5.0)
-    scheduler.note(Path("/a.py"), 0.01)  # a later, shorter window replaces the long one
-    scheduler.note_many([Path("/b.py"), Path("/c.py")], 0.01)
+    scheduler.note(Path("/a.py"), 0.0)  # a later, shorter window replaces the long one
+    scheduler.note_many([Path("/b.py"), Path("/c.py")], 0.0)
+    # All three are due before the thread starts, however slowly this machine gets there: one batch.
     assert scheduler.pending() == 3
     scheduler.start()
     try:
@@ -65,6 +66,20 @@ def test_a_new_event_postpones_a_due_path() -> None:
         assert record.batches == []
         assert scheduler.wait_idle(5)
         assert record.batches == [{Path("/a.py")}]
+    finally:
+        scheduler.stop()
+
+
+def test_a_look_again_never_postpones_a_path_already_due_sooner() -> None:
+    record = Recorder()
+    scheduler = ChangeScheduler(record)
+    scheduler.note(Path("/a.py"), 0.0)  # an import ended: look at once
+    scheduler.look_again(Path("/a.py"), 60.0)  # its deadline check, arranged a moment later
+    scheduler.look_again(Path("/b.py"), 60.0)
+    scheduler.look_again(Path("/b.py"), 0.0)  # a sooner look wins
+    scheduler.start()
+    try:
+        eventually(lambda: record.batches == [{Path("/a.py"), Path("/b.py")}], 10)
     finally:
         scheduler.stop()
 

@@ -36,6 +36,21 @@ def spec(
     return result
 
 
+PETS = {
+    name: {
+        "title": name,
+        "type": "object",
+        "properties": {"kind": {"const": name.lower()}, field: {"type": kind}},
+        "required": ["kind", field],
+    }
+    for name, field, kind in (
+        ("Cat", "meows", "boolean"),
+        ("Dog", "barks", "boolean"),
+        ("Bird", "wings", "integer"),
+    )
+}
+"""Three models as pydantic writes a discriminated union's members into ``$defs``."""
+
 INT = {"type": "integer"}
 STR = {"type": "string"}
 NUM = {"type": "number"}
@@ -319,6 +334,49 @@ CASES: list[tuple[str, ToolSpec, ToolSpec, SpecChangeKind, str | None]] = [
     ),
     ("anyOf widened", spec({"a": STR}), spec({"a": {"anyOf": [STR, INT]}}), A, "integer now accepted"),
     ("oneOf narrowed", spec({"a": {"oneOf": [STR, INT]}}), spec({"a": INT}), B, "string no longer accepted"),
+    # a variant of a type already accepted: a new accepted shape all the same
+    (
+        "anyOf of constants gains one",
+        spec({"a": {"anyOf": [{"const": "x"}, {"const": "y"}]}}),
+        spec({"a": {"anyOf": [{"const": "x"}, {"const": "y"}, {"const": "z"}]}}),
+        A,
+        "parameter 'a' accepts a new alternative: \"z\"",
+    ),
+    (
+        "anyOf of constants loses one",
+        spec({"a": {"anyOf": [{"const": "x"}, {"const": "y"}, {"const": "z"}]}}),
+        spec({"a": {"anyOf": [{"const": "x"}, {"const": "y"}]}}),
+        B,
+        "parameter 'a' no longer accepts the alternative \"z\"",
+    ),
+    (
+        "oneOf of objects gains one",
+        spec({"pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}}, defs=PETS),
+        spec({"pet": {"oneOf": [{"$ref": f"#/$defs/{n}"} for n in ("Cat", "Dog", "Bird")]}}, defs=PETS),
+        A,
+        "parameter 'pet' accepts a new alternative: Bird",
+    ),
+    (
+        "oneOf of objects loses one",
+        spec({"pet": {"oneOf": [{"$ref": f"#/$defs/{n}"} for n in ("Cat", "Dog", "Bird")]}}, defs=PETS),
+        spec({"pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}}, defs=PETS),
+        B,
+        "parameter 'pet' no longer accepts the alternative Bird",
+    ),
+    (
+        "the same alternatives reordered",
+        spec({"pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}}, defs=PETS),
+        spec({"pet": {"oneOf": [{"$ref": "#/$defs/Dog"}, {"$ref": "#/$defs/Cat"}]}}, defs=PETS),
+        N,
+        None,
+    ),
+    (
+        "a narrower alternative added beside a wider one",
+        spec({"a": {"anyOf": [STR, INT]}}),
+        spec({"a": {"anyOf": [STR, INT, {**STR, "maxLength": 3}]}}),
+        N,
+        None,
+    ),
     ("untyped narrowed", spec({"a": {}}), spec({"a": STR}), B, "narrowed from any to string"),
     # enums
     (
