@@ -254,23 +254,6 @@ def _adder(params: str, example: str, body: str, description: str = "Add numbers
 def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "calculator.py", _adder("a: int, b: int", '{"a": 2, "b": 3}', "a + b"))
-
-
-GATED_V1 = '''
-from loader import tool
-
-@tool(examples=[{"description": "adds", "params": {"a": 1, "b": 2}, "expected_output": 3}])
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-'''
-
-GATED_WRONG = GATED_V1.replace("return a + b", "return a - b")
-
-
-def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
-    tools = tmp_path / "tools"
-    write(tools / "add.py", GATED_V1)
     process = subprocess.Popen(
         [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
         cwd=tmp_path,
@@ -303,7 +286,39 @@ def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
         out.wait_for(event.format("updated", ""))  # an optional parameter breaks nobody: no verdict
 
         process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
+
+GATED_V1 = '''
+from loader import tool
+
+@tool(examples=[{"description": "adds", "params": {"a": 1, "b": 2}, "expected_output": 3}])
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+GATED_WRONG = GATED_V1.replace("return a + b", "return a - b")
+
+
+def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "add.py", GATED_V1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^watching tools")
         write(tools / "add.py", GATED_WRONG)
         out.wait_for(
             r"^\d\d:\d\d:\d\d rejected tools/add\.py:\d+ \(still serving add\) ExampleFailed: "
