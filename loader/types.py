@@ -13,7 +13,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "ToolChoiceAuto",
     "ToolChoiceTool",
     "ToolConfig",
-    "ToolContext",
     "ToolExample",
     "ToolGenerator",
     "ToolResult",
@@ -146,21 +145,6 @@ class ToolConfig(TypedDict):
 
     tools: list[Tool]
     toolChoice: ToolChoice
-
-
-@dataclass
-class ToolContext:
-    """Framework data injected into tools that ask for it (``@tool(context=True)``).
-
-    Attributes:
-        tool_use: The request being served.
-        agent: The agent running the tool, or None outside an agent.
-        invocation_state: Caller-provided state passed along with the call.
-    """
-
-    tool_use: ToolUse
-    agent: Any = None
-    invocation_state: dict[str, Any] = field(default_factory=dict)
 
 
 _NO_OUTPUT: Any = object()

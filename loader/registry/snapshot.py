@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from immutables import Map
 
+from ..context.handlers import ContextHandlers, with_handlers
 from ..errors import DuplicateToolError, ToolNotFoundError
 from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
@@ -135,6 +136,7 @@ class RegistrySnapshot:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Run the pinned tool; an unknown name or a failing tool gives an error result."""
         tool_use_id = tool_use_id or new_tool_use_id()
@@ -143,7 +145,8 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return run_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        state = with_handlers(invocation_state, context_handlers)
+        return run_counted(tool, self._lifecycle, input, tool_use_id, state, agent)
 
     async def ainvoke(
         self,
@@ -153,6 +156,7 @@ class RegistrySnapshot:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Async ``invoke``."""
         tool_use_id = tool_use_id or new_tool_use_id()
@@ -161,7 +165,8 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return await arun_counted(tool, self._lifecycle, input, tool_use_id, invocation_state, agent)
+        state = with_handlers(invocation_state, context_handlers)
+        return await arun_counted(tool, self._lifecycle, input, tool_use_id, state, agent)
 
     async def astream(
         self,
@@ -170,6 +175,7 @@ class RegistrySnapshot:
         *,
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> AsyncIterator[Any]:
         """The pinned tool's stream events as they come, under the call limits; the last is its result.
 
@@ -181,7 +187,8 @@ class RegistrySnapshot:
         if tool is None:
             yield unknown_tool(name, tool_use_id, self._names)
             return
-        async for event in astream_counted(tool, self._lifecycle, input, tool_use_id, invocation_state):
+        state = with_handlers(invocation_state, context_handlers)
+        async for event in astream_counted(tool, self._lifecycle, input, tool_use_id, state):
             yield event
 
     def __contains__(self, name: object) -> bool:

@@ -39,12 +39,12 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from ..calls.containment import belongs_to_caller
+from ..context.tool_context import ToolContext
 from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
     JSONSchema,
-    ToolContext,
     ToolExample,
     ToolGenerator,
     ToolResult,
