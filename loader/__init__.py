@@ -12,6 +12,7 @@ _mount_checkout_plugins(_Path(__file__).resolve().parent)
 from .calls.runner import CallLimits
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
+    Answer,
     AnswerAction,
     ContextCapability,
     LogEntry,
@@ -20,6 +21,7 @@ from .context.messages import (
     ModelMessage,
     ModelQuestion,
     ProgressUpdate,
+    Question,
     Root,
     RootsAnswer,
     RootsQuestion,
@@ -80,6 +82,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CONTEXT_HANDLERS_KEY",
     "AgentTool",
+    "Answer",
     "AnswerAction",
     "CallLimits",
     "ChangeKind",
@@ -109,6 +112,7 @@ __all__ = [
     "ModelQuestion",
     "ModuleTool",
     "ProgressUpdate",
+    "Question",
     "RateLimit",
     "RegistryChange",
     "RegistryChangeSet",

@@ -18,9 +18,11 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AgentTool",
+    "AudioContent",
     "DocumentContent",
     "ImageContent",
     "JSONSchema",
+    "ResourceContent",
     "Tool",
     "ToolCall",
     "ToolChoice",
@@ -97,13 +99,45 @@ class DocumentContent(TypedDict, total=False):
     source: DocumentSource
 
 
+class AudioSource(TypedDict):
+    """Raw audio bytes."""
+
+    bytes: bytes
+
+
+class AudioContent(TypedDict):
+    """Audio in a tool result (``format`` is wav, mp3, ogg, flac, ...); not a Strands block, our extension."""
+
+    format: str
+    source: AudioSource
+
+
+class ResourceContent(TypedDict, total=False):
+    """A resource embedded in a tool result, with its URI; not a Strands block, our extension.
+
+    ``uri`` is required; the body is ``text`` or raw ``source: {"bytes": ...}``;
+    ``mimeType`` defaults to ``text/plain`` for text, ``application/octet-stream`` for bytes.
+    """
+
+    uri: str
+    mimeType: str
+    text: str
+    source: DocumentSource
+
+
 class ToolResultContent(TypedDict, total=False):
-    """One block of a tool result: exactly one of the keys is set."""
+    """One block of a tool result: exactly one of the keys is set.
+
+    ``text``, ``json``, ``image`` and ``document`` are the Strands blocks;
+    ``audio`` and ``resource`` are ours, for what MCP can carry and Strands has no block for.
+    """
 
     text: str
     json: Any
     image: ImageContent
     document: DocumentContent
+    audio: AudioContent
+    resource: ResourceContent
 
 
 ToolResultStatus = Literal["success", "error"]

@@ -26,10 +26,13 @@ thread runs there: its own ``KeyboardInterrupt`` then propagates like a Ctrl-C.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
 
-__all__ = ["HostInterrupt", "belongs_to_caller"]
+from ..errors import InputRequired
+
+__all__ = ["HostInterrupt", "belongs_to_caller", "failure_log_level"]
 
 
 class HostInterrupt(KeyboardInterrupt):
@@ -56,3 +59,8 @@ def _task_is_cancelled() -> bool:
     except RuntimeError:  # no running loop: nobody can have cancelled us
         return False
     return task is not None and task.cancelling() > 0
+
+
+def failure_log_level(exc: BaseException) -> int:
+    """How loudly to log an exception a tool ended with: a pause for its caller's input is no failure."""
+    return logging.DEBUG if isinstance(exc, InputRequired) else logging.ERROR

@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import ToolCallTimeout
 from ..results import error_result, exception_result, is_tool_result_like
 from ..types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
-from .containment import belongs_to_caller
+from .containment import belongs_to_caller, failure_log_level
 from .lanes import CallLane, LaneMap
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
@@ -318,5 +318,7 @@ def _checked(result: Any, name: str, tool_use_id: str) -> ToolResult:
 def _failed(name: str, tool_use_id: str, exc: BaseException) -> ToolResult:
     if belongs_to_caller(exc):
         raise exc
-    logger.error("tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc)
+    logger.log(
+        failure_log_level(exc), "tool_name=<%s> | tool call raised %s", name, type(exc).__name__, exc_info=exc
+    )
     return exception_result(tool_use_id, exc)

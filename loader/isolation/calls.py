@@ -17,6 +17,7 @@ from typing import Any
 
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
+from .context_relay import REQUEST, answer_request, context_offer
 from .errors import WorkerCrashed, WorkerError, WorkerTimeout
 from .ledger import ModuleVersion
 from .pool import WorkerPool
@@ -101,23 +102,28 @@ class CallRouter:
             for v in recipe
         ]
         serial = recipe[-1].serial
-        worker.send(
-            {
-                "op": "call",
-                "build": build,
-                "serial": serial,
-                "tool": tool_name,
-                "tool_use": encode_value(tool_use),
-                "state": json_safe_state(invocation_state),
-                "stream": on_event is not None,
-            }
-        )
+        call: dict[str, Any] = {
+            "op": "call",
+            "build": build,
+            "serial": serial,
+            "tool": tool_name,
+            "tool_use": encode_value(tool_use),
+            "state": json_safe_state(invocation_state),
+            "stream": on_event is not None,
+        }
+        offer = context_offer(invocation_state)
+        if offer is not None:
+            call[REQUEST] = offer
+        worker.send(call)
         cancelled = cancel.is_set if cancel is not None else None
         while True:
             message = worker.receive(deadline, cancelled)
             if "event" in message:
                 if on_event is not None:
                     on_event(decode_value(message["event"]))
+                continue
+            if REQUEST in message:  # the tool's context call (see context_relay)
+                worker.send(answer_request(invocation_state, message[REQUEST]))
                 continue
             break
         result = decode_value(message.get("result"))

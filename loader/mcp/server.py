@@ -24,10 +24,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -39,15 +40,18 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from ..context.messages import LogLevel
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, new_tool_use_id
+from .context import LogLevels, call_context
 from .listing import ListingCache
 from .served import ServedTools
 from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
@@ -63,6 +67,16 @@ NOTIFY_TIMEOUT = 5.0
 """Seconds one session may take to accept a list-changed notification before it is dropped."""
 
 MCP_SESSION_ID_HEADER = "mcp-session-id"
+
+REQUEST_STATE_KEY_ENV = "TOOL_LOADER_REQUEST_STATE_KEY"
+"""The environment variable with the secret sealing 2026-07-28 ``requestState`` (see ``MCPToolServer``)."""
+
+
+def _request_state_security(keys: Sequence[bytes | str] | None) -> RequestStateSecurity:
+    if keys is None:
+        shared = os.environ.get(REQUEST_STATE_KEY_ENV)
+        keys = [shared] if shared else None
+    return RequestStateSecurity.ephemeral() if not keys else RequestStateSecurity(keys=list(keys))
 
 
 def _package_version() -> str:
@@ -130,6 +144,7 @@ class MCPToolServer:
         name: str = "tool-loader",
         instructions: str | None = None,
         subscriptions: SubscriptionBus | None = None,
+        request_state_keys: Sequence[bytes | str] | None = None,
     ) -> None:
         """Build the server; nothing runs until a transport drives ``server``.
 
@@ -139,6 +154,10 @@ class MCPToolServer:
             name: The server name clients see.
             instructions: Optional instructions for clients.
             subscriptions: The 2026-07-28 subscription bus; default in-process.
+            request_state_keys: Secrets (32 bytes or more; the first seals, all open) protecting the
+                ``requestState`` of 2026-07-28 rounds of a tool's questions. Replicas behind one
+                address need the same keys; by default ``TOOL_LOADER_REQUEST_STATE_KEY``, else a key
+                made at start (a round then only continues on the process that began it).
         """
         self._registry = registry
         self._loader = loader
@@ -172,6 +191,11 @@ class MCPToolServer:
         self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
+        )
+        self._log_levels = LogLevels()
+        self._server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_log_level)
+        self._server.middleware.append(
+            RequestStateBoundary(_request_state_security(request_state_keys), default_audience=name)
         )
 
     @property
@@ -265,19 +289,25 @@ class MCPToolServer:
         snapshot = served.snapshot
         tool = snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
-        result = await snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=new_tool_use_id())
+        handlers = call_context(ctx, params, self._log_levels)
+        try:
+            result = await snapshot.ainvoke(
+                params.name, params.arguments or {}, tool_use_id=new_tool_use_id(), context_handlers=handlers
+            )
+        finally:
+            await handlers.close()
         fingerprint = served.fingerprint
-        answer = call_tool_wire(
+        answer = handlers.round_result(result) or call_tool_wire(
             result,
             text_structured=tool is not None and self._structured_text(snapshot, tool),
             protocol_version=ctx.protocol_version,
-            meta={FINGERPRINT_META_KEY: fingerprint},
         )
+        answer["_meta"] = {FINGERPRINT_META_KEY: fingerprint}
         if self._call_listeners:
             if tool is None:
                 outcome = CallOutcome.UNKNOWN_TOOL
             else:
-                outcome = CallOutcome.ERROR if answer["isError"] else CallOutcome.SUCCESS
+                outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
             record = CallRecord(
                 tool.tool_name if tool is not None else params.name,
                 outcome,
@@ -302,6 +332,13 @@ class MCPToolServer:
         if flag is None:
             flag = flags[name] = text_is_structured(tool.tool_spec)
         return flag
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """``logging/setLevel`` (handshake era): the lowest level of this connection's tool log entries."""
+        self._log_levels.set(ctx.session.client_params, LogLevel.parse(params.level))
+        return types.EmptyResult()
 
     async def _client_initialized(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.NotificationParams

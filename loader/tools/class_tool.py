@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, cast
 
-from ..calls.containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller, failure_log_level
 from ..context.tool_context import ToolContext
 from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import exception_result, to_tool_result
@@ -257,7 +257,13 @@ class ClassTool(AgentTool):
         """The error result for anything the tool raised; the caller's cancellation or Ctrl-C propagates."""
         if belongs_to_caller(exc):
             raise exc
-        logger.error("tool_name=<%s> | tool raised %s", self.tool_name, type(exc).__name__, exc_info=exc)
+        logger.log(
+            failure_log_level(exc),
+            "tool_name=<%s> | tool raised %s",
+            self.tool_name,
+            type(exc).__name__,
+            exc_info=exc,
+        )
         return exception_result(tool_use_id, exc)
 
     def _context(self, tool_use: ToolUse, state: dict[str, Any]) -> ToolContext | None:

@@ -38,7 +38,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ..calls.containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller, failure_log_level
 from ..context.tool_context import ToolContext
 from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
@@ -401,7 +401,8 @@ class FunctionTool(AgentTool, Generic[P, R]):
         """
         if self._definition.raise_errors or belongs_to_caller(exc):
             raise exc
-        logger.error(
+        logger.log(
+            failure_log_level(exc),
             "tool_name=<%s>, tool_use_id=<%s> | tool raised %s",
             self._definition.name,
             tool_use_id,

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from ..calls.containment import belongs_to_caller
+from ..calls.containment import belongs_to_caller, failure_log_level
 from ..context.handlers import without_handlers
 from ..context.tool_context import ToolContext
 from ..errors import ToolDefinitionError
@@ -130,7 +130,9 @@ class ModuleTool(AgentTool):
         """The error result for anything the tool raised; the caller's cancellation or Ctrl-C propagates."""
         if belongs_to_caller(exc):
             raise exc
-        logger.error("tool_name=<%s> | module tool raised", self.tool_name, exc_info=exc)
+        logger.log(
+            failure_log_level(exc), "tool_name=<%s> | module tool raised", self.tool_name, exc_info=exc
+        )
         return exception_result(tool_use_id, exc)
 
     def _invalid(self, input: Any, tool_use_id: str) -> ToolResult | None:
