@@ -390,9 +390,11 @@ class MCPToolServer:
                 self._listen.close()
 
     async def _pump(self, receive: MemoryObjectReceiveStream[int]) -> None:
-        async with receive:
+        # Each announcement runs on its own: a handshake session whose connection hangs may hold
+        # one up until NOTIFY_TIMEOUT, and the next change must reach every client meanwhile.
+        async with receive, anyio.create_task_group() as group:
             async for generation in receive:
-                await self.announce(generation)
+                group.start_soon(self.announce, generation)
 
     async def announce(self, generation: int | None = None) -> None:
         """Tell every connected client the tool list changed.

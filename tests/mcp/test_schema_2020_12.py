@@ -66,9 +66,12 @@ def module_style(tool_use: Any, **kwargs: Any) -> str:
 def server() -> MCPToolServer:
     registry = ToolRegistry()
     registry.register(function_style)
-    registry.register(ClassTool.from_class(decorate_class(ClassStyle, name="class_style", input_schema=SCHEMA)))
+    registry.register(
+        ClassTool.from_class(decorate_class(ClassStyle, name="class_style", input_schema=SCHEMA))
+    )
     spec = validate_tool_spec(
-        {"name": "module_style", "description": "A module tool.", "inputSchema": {"json": SCHEMA}}, where="m.py"
+        {"name": "module_style", "description": "A module tool.", "inputSchema": {"json": SCHEMA}},
+        where="m.py",
     )
     registry.register(ModuleTool(spec, module_style))
     return MCPToolServer(registry)
