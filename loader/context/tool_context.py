@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..errors import ContextAnswerError
 from ..types import JSONSchema, ToolUse
-from .handlers import ContextHandlers, handlers_in
+from .handlers import CONTEXT_HANDLERS_KEY, ContextHandlers, handlers_in, without_handlers
 from .messages import (
     Answer,
     ContextCapability,
@@ -50,18 +50,33 @@ class ToolContext:
         tool_use: The request being served.
         agent: The agent running the tool, or None outside an agent.
         invocation_state: Caller-provided state passed along with the call.
+        context_handlers: The caller's handlers (by default those the invocation state carries).
     """
 
     tool_use: ToolUse
     agent: Any = None
     invocation_state: dict[str, Any] = field(default_factory=dict)
+    context_handlers: ContextHandlers | None = field(default=None, repr=False, compare=False)
     _numbers: itertools.count[int] = field(
         default_factory=lambda: itertools.count(1), init=False, repr=False, compare=False
     )
 
+    @classmethod
+    def for_call(cls, tool_use: ToolUse, state: dict[str, Any]) -> ToolContext:
+        """The context of one call: the state's agent, and the state itself, minus the handlers it carries.
+
+        Without handlers the tool shares the caller's state dict (what it writes there, the caller sees).
+        """
+        handlers = state.get(CONTEXT_HANDLERS_KEY)
+        if isinstance(handlers, ContextHandlers):
+            return cls(tool_use, state.get("agent"), without_handlers(state), handlers)
+        return cls(tool_use, state.get("agent"), state)
+
     @property
     def handlers(self) -> ContextHandlers:
         """The caller's handlers for this call (defaults that only log when the caller gave none)."""
+        if self.context_handlers is not None:
+            return self.context_handlers
         return handlers_in(self.invocation_state)
 
     @property

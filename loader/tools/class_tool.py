@@ -270,7 +270,7 @@ class ClassTool(AgentTool):
         """The ``ToolContext`` for an ``execute`` that declares a ``tool_context`` parameter."""
         if not self._wants_context:
             return None
-        return ToolContext(tool_use=tool_use, agent=state.get("agent"), invocation_state=state)
+        return ToolContext.for_call(tool_use, state)
 
     def _call_execute(self, prepared: dict[str, Any], context: ToolContext | None) -> Any:
         if context is None:

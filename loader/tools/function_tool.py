@@ -449,9 +449,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
                 values = dict(validated.__dict__)
         if d.context_parameter is not None:
             if context is None:
-                context = ToolContext(
-                    tool_use=tool_use, agent=state.get(AGENT_PARAMETER), invocation_state=state
-                )
+                context = ToolContext.for_call(tool_use, state)
             values[d.context_parameter] = context
         if d.agent_parameter:
             values[AGENT_PARAMETER] = state[AGENT_PARAMETER] if AGENT_PARAMETER in state else d.agent_default

@@ -118,9 +118,7 @@ class ModuleTool(AgentTool):
         ``tool_context`` for a function that declares it."""
         keywords = without_handlers(state)
         if self._wants_context:
-            keywords["tool_context"] = ToolContext(
-                tool_use=tool_use, agent=state.get("agent"), invocation_state=state
-            )
+            keywords["tool_context"] = ToolContext.for_call(tool_use, state)
         return keywords
 
     def _finish(self, value: Any, tool_use_id: str) -> ToolResult:

@@ -271,3 +271,20 @@ def test_the_default_handlers_refuse_each_kind_of_question() -> None:
     assert refused.value.capability == ContextCapability.ASK_MODEL
     with pytest.raises(ContextUnavailableError, match="cannot list the client's roots"):
         context.list_roots()
+
+
+def test_the_tool_sees_the_callers_state_without_the_handlers() -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool(context=True)
+    def peek(tool_context: ToolContext) -> str:
+        seen.append(tool_context.invocation_state)
+        return "ok"
+
+    recorder = Recorder()
+    registry = ToolRegistry()
+    registry.register(peek)
+    registry.invoke("peek", {}, invocation_state={"request": 1}, context_handlers=recorder)
+    state: dict[str, Any] = {"request": 2}
+    peek.invoke({}, invocation_state=state)
+    assert seen == [{"request": 1}, {"request": 2}]
