@@ -277,3 +277,22 @@ async def test_a_question_left_unanswered_when_the_client_cancels_does_not_hang_
             await call
         # the server goes on answering this client
         assert text(await client.call_tool("steps", {})) == "done"
+
+
+async def test_a_sync_tool_waiting_for_an_answer_holds_up_no_other_call(server: MCPToolServer) -> None:
+    asked = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        await release.wait()
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(server.server, mode="legacy", elicitation_callback=slow) as client:
+        waiting = asyncio.create_task(client.call_tool("two_questions", {}))
+        await asyncio.wait_for(asked.wait(), 20)
+        # the tool's thread waits for the client; the server's loop goes on serving
+        assert text(await client.call_tool("steps", {})) == "done"
+        assert not waiting.done()
+        release.set()
+        assert text(await asyncio.wait_for(waiting, 20)) == "Ada and Ada"
