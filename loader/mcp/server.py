@@ -392,9 +392,26 @@ class MCPToolServer:
     async def _pump(self, receive: MemoryObjectReceiveStream[int]) -> None:
         # Each announcement runs on its own: a handshake session whose connection hangs may hold
         # one up until NOTIFY_TIMEOUT, and the next change must reach every client meanwhile.
-        async with receive, anyio.create_task_group() as group:
-            async for generation in receive:
-                group.start_soon(self.announce, generation)
+        running: set[asyncio.Task[None]] = set()
+        try:
+            async with receive:
+                async for generation in receive:
+                    task = asyncio.create_task(
+                        self._announce_logged(generation), name="tool-loader-mcp-announce"
+                    )
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.wait(running)
+
+    async def _announce_logged(self, generation: int) -> None:
+        try:
+            await self.announce(generation)
+        except Exception:
+            logger.exception("generation=<%s> | announcing tools/list_changed failed", generation)
 
     async def announce(self, generation: int | None = None) -> None:
         """Tell every connected client the tool list changed.
