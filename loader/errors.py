@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ContextAnswerError",
+    "ContextUnavailableError",
     "DuplicateToolError",
     "DuplicateToolInFileError",
     "InputProblem",
+    "InputRequired",
     "InvalidToolNameError",
     "SymlinkRefusedError",
     "ToolCallTimeout",
@@ -198,3 +201,38 @@ class SymlinkRefusedError(ToolLoaderError, ImportError):
         self.link = link
         self.root = root
         self.target = Path(target)
+
+
+_CONTEXT_ASKS = {
+    "ask_user": "ask the user",
+    "ask_model": "ask the model",
+    "list_roots": "list the client's roots",
+}
+
+
+class ContextUnavailableError(ToolLoaderError):
+    """A tool asked its caller for something this caller cannot give.
+
+    No one to ask (a script, a pipe instead of a terminal), no model, or an MCP
+    client that did not declare the capability. ``capability`` is the
+    ``ContextCapability`` value (``ask_user``, ``ask_model``, ``list_roots``).
+    """
+
+    def __init__(self, capability: str, reason: str) -> None:
+        super().__init__(f"cannot {_CONTEXT_ASKS.get(capability, capability)}: {reason}")
+        self.capability = capability
+        self.reason = reason
+
+
+class ContextAnswerError(ToolLoaderError, ValueError):
+    """An answer that does not fit its question (content breaking the schema, a malformed reply)."""
+
+
+class InputRequired(BaseException):
+    """The answer to a tool's question comes with a new round of the call (MCP 2026-07-28).
+
+    Raised inside the question: the call ends there, the client answers, and
+    the call runs again from the start with the answer at hand. A
+    ``BaseException``, like ``asyncio.CancelledError``, so a tool's
+    ``except Exception`` lets it through.
+    """

@@ -14,15 +14,17 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AGENT_TOOL_HOOK",
     "AgentTool",
+    "AudioContent",
     "DocumentContent",
     "ImageContent",
     "JSONSchema",
+    "ResourceContent",
     "Tool",
     "ToolCall",
     "ToolChoice",
@@ -30,7 +32,6 @@ __all__ = [
     "ToolChoiceAuto",
     "ToolChoiceTool",
     "ToolConfig",
-    "ToolContext",
     "ToolExample",
     "ToolGenerator",
     "ToolResult",
@@ -101,13 +102,45 @@ class DocumentContent(TypedDict, total=False):
     source: DocumentSource
 
 
+class AudioSource(TypedDict):
+    """Raw audio bytes."""
+
+    bytes: bytes
+
+
+class AudioContent(TypedDict):
+    """Audio in a tool result (``format`` is wav, mp3, ogg, flac, ...); not a Strands block, our extension."""
+
+    format: str
+    source: AudioSource
+
+
+class ResourceContent(TypedDict, total=False):
+    """A resource embedded in a tool result, with its URI; not a Strands block, our extension.
+
+    ``uri`` is required; the body is ``text`` or raw ``source: {"bytes": ...}``;
+    ``mimeType`` defaults to ``text/plain`` for text, ``application/octet-stream`` for bytes.
+    """
+
+    uri: str
+    mimeType: str
+    text: str
+    source: DocumentSource
+
+
 class ToolResultContent(TypedDict, total=False):
-    """One block of a tool result: exactly one of the keys is set."""
+    """One block of a tool result: exactly one of the keys is set.
+
+    ``text``, ``json``, ``image`` and ``document`` are the Strands blocks;
+    ``audio`` and ``resource`` are ours, for what MCP can carry and Strands has no block for.
+    """
 
     text: str
     json: Any
     image: ImageContent
     document: DocumentContent
+    audio: AudioContent
+    resource: ResourceContent
 
 
 ToolResultStatus = Literal["success", "error"]
@@ -149,21 +182,6 @@ class ToolConfig(TypedDict):
 
     tools: list[Tool]
     toolChoice: ToolChoice
-
-
-@dataclass
-class ToolContext:
-    """Framework data injected into tools that ask for it (``@tool(context=True)``).
-
-    Attributes:
-        tool_use: The request being served.
-        agent: The agent running the tool, or None outside an agent.
-        invocation_state: Caller-provided state passed along with the call.
-    """
-
-    tool_use: ToolUse
-    agent: Any = None
-    invocation_state: dict[str, Any] = field(default_factory=dict)
 
 
 _NO_OUTPUT: Any = object()

@@ -14,6 +14,9 @@ from support import FAST
 
 from loader.reload.loader import ToolLoader
 
+# Tool files the MCP conformance suite calls (.ci/conformance.sh); their names start with test_.
+collect_ignore_glob = ["conformance/tools/*.py"]
+
 # A shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C handler;
 # the suite tests what a user's Ctrl-C does, so it runs with Python's own handler wherever started
 # (the processes it spawns then get the default disposition back at exec).

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from loader.types import AgentTool, ToolContext, ToolGenerator, ToolSpec, ToolUse, new_tool_use_id, run_sync
+from loader.context.tool_context import ToolContext
+from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse, new_tool_use_id, run_sync
 
 
 class Countdown(AgentTool):

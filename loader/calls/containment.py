@@ -30,6 +30,7 @@ import logging
 import signal
 import threading
 
+from ..errors import InputRequired
 from ..types import AgentTool
 
 __all__ = ["CallAbandoned", "HostInterrupt", "belongs_to_caller", "failure_log_level", "safe_name"]
@@ -61,12 +62,14 @@ def belongs_to_caller(exc: BaseException) -> bool:
 
 
 def failure_log_level(exc: BaseException) -> int:
-    """The level to log what a tool raised at: a stop the host sent past the deadline is no tool failure.
+    """The level to log what a tool raised at: DEBUG for what is no failure of the tool's.
 
-    The caller already has the timeout's error result; the stop surfacing in the
-    tool's frame later is bookkeeping (DEBUG), not something the tool did (ERROR).
+    A stop the host sent past the deadline (the caller already has the timeout's
+    error result; the stop surfacing in the tool's frame later is bookkeeping) and
+    a pause for the caller's input (``InputRequired``) are not something the tool
+    did wrong; anything else is an ERROR.
     """
-    return logging.DEBUG if isinstance(exc, CallAbandoned) else logging.ERROR
+    return logging.DEBUG if isinstance(exc, (CallAbandoned, InputRequired)) else logging.ERROR
 
 
 def _task_is_cancelled() -> bool:

@@ -25,10 +25,12 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..calls.containment import HostInterrupt
+from ..context.handlers import ContextHandlers
 from ..names import is_valid_tool_name
 from ..registry.snapshot import RegistrySnapshot
 from ..results import exception_result, finite_json, is_tool_result_like
 from ..types import AgentTool, ToolResult, new_tool_use_id
+from .call_context import TerminalContextHandlers
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
@@ -145,18 +147,24 @@ def _as_result(event: Any, tool_use_id: str) -> ToolResult:
 
 
 async def stream_tool(
-    snapshot: RegistrySnapshot, tool: AgentTool, input: Any, on_event: Callable[[Any], None]
+    snapshot: RegistrySnapshot,
+    tool: AgentTool,
+    input: Any,
+    on_event: Callable[[Any], None],
+    context_handlers: ContextHandlers | None = None,
 ) -> ToolResult:
     """Stream ``tool`` through the registry's call runner (its deadline and lanes, as every caller
     gets them) and hand every event but the final result to ``on_event`` as it arrives.
 
     An event shaped like a ``ToolResult`` is held back until the next one shows
-    it was not the last.
+    it was not the last. ``context_handlers`` answer the tool's context calls.
     """
     tool_use_id = new_tool_use_id()
     held: Any = None
     holding = False
-    async for event in snapshot.astream(tool.tool_name, input, tool_use_id=tool_use_id):
+    async for event in snapshot.astream(
+        tool.tool_name, input, tool_use_id=tool_use_id, context_handlers=context_handlers
+    ):
         if holding:
             on_event(held)
             holding = False
@@ -204,6 +212,23 @@ def _print_result(console: Console, result: ToolResult) -> None:
                 markup=False,
                 highlight=False,
             )
+        elif "audio" in block:
+            audio = block["audio"]
+            size = len(audio.get("source", {}).get("bytes", b""))
+            console.print(f"[audio {audio.get('format', '?')}, {size} bytes]", markup=False, highlight=False)
+        elif "resource" in block:
+            _print_resource(console, block["resource"])
+
+
+def _print_resource(console: Console, resource: Any) -> None:
+    """An embedded resource: its URI, then its text (a binary one by its size)."""
+    uri, mime = resource.get("uri", "?"), resource.get("mimeType")
+    if "text" in resource:
+        console.print(f"[resource {uri}{f' ({mime})' if mime else ''}]", markup=False, highlight=False)
+        console.print(str(resource["text"]), markup=False, highlight=False, soft_wrap=True)
+        return
+    size = len(resource.get("source", {}).get("bytes", b""))
+    console.print(f"[resource {uri} ({mime or 'binary'}), {size} bytes]", markup=False, highlight=False)
 
 
 def _refuse_folder_first(name: str, inputs: Sequence[str]) -> None:
@@ -233,17 +258,21 @@ def run(args: argparse.Namespace) -> int:
     data = parse_input(args.inputs, args.input_file)
     err = stderr_console()
     loader, report = load_from_args(args, progress_console=err)
+    # stdin answers the tool's questions, unless it was the input file
+    context = TerminalContextHandlers(err, interactive=sys.stdin.isatty() and str(args.input_file) != "-")
     try:
         tool = find_tool(loader, args.name, report)
         raised: BaseException | None = None
         with RaiseCatcher() as catcher:
             try:
                 result = _run_interruptibly(
-                    stream_tool(loader.registry.snapshot(), tool, data, _event_printer(err))
+                    stream_tool(loader.registry.snapshot(), tool, data, _event_printer(err), context)
                 )
             except Exception as exc:  # a tool whose stream raises instead of yielding an error result
                 result = exception_result("", exc)
                 raised = exc
+            finally:
+                context.close()
         _print_result(stdout_console(), result)
         raised = raised or catcher.exception
         if raised is not None and result.get("status") == "error":

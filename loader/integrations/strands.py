@@ -18,11 +18,12 @@ else in the package imports this module.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 try:
@@ -41,6 +42,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         f"loader.integrations.strands needs Strands Agents: {install_command('strands')}", name=exc.name
     ) from exc
 
+from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
+from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..tools.strands_function import StrandsFunctionTool
 from ..types import AgentTool, ToolSpec, new_tool_use_id
 
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
 
     from ..registry.tool_registry import ToolRegistry
 
-__all__ = ["LoaderToolProvider", "StrandsFunctionTool", "StrandsToolAdapter"]
+__all__ = ["LoaderToolProvider", "StrandsContextHandlers", "StrandsFunctionTool", "StrandsToolAdapter"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,19 +109,94 @@ class StrandsToolAdapter(StrandsAgentTool):
     async def stream(
         self, tool_use: StrandsToolUse, invocation_state: dict[str, Any], **kwargs: Any
     ) -> StrandsToolGenerator:
-        """Run the current version through the registry; yields one ``ToolResultEvent``.
+        """Run the current version through the registry: its progress and logs as they come, then
+        one ``ToolResultEvent``.
 
         Sync tool bodies run in a worker thread so the agent's event loop (and
-        concurrent tool calls) never stall on them.
+        concurrent tool calls) never stall on them. Each progress report is an
+        event ``{"progress": {"progress", "total", "message"}}``, each log entry
+        ``{"log": {"level", "message", "data", "logger"}}`` (Strands hands them
+        on as tool stream events). Questions go to the handlers the agent's
+        caller put in the invocation state under ``tool_context_handlers``, if any.
         """
-        result = await self._registry.snapshot().ainvoke(
-            self._name,
-            tool_use.get("input"),
-            tool_use_id=tool_use.get("toolUseId") or new_tool_use_id(),
-            invocation_state=invocation_state,
-            agent=invocation_state.get("agent"),
+        handlers = StrandsContextHandlers(invocation_state.get(CONTEXT_HANDLERS_KEY))
+        call = asyncio.ensure_future(
+            self._registry.snapshot().ainvoke(
+                self._name,
+                tool_use.get("input"),
+                tool_use_id=tool_use.get("toolUseId") or new_tool_use_id(),
+                invocation_state=invocation_state,
+                agent=invocation_state.get("agent"),
+                context_handlers=handlers,
+            )
         )
-        yield ToolResultEvent(cast(Any, result))
+        try:
+            async for event in handlers.events_until(call):
+                yield event
+            yield ToolResultEvent(cast(Any, call.result()))
+        finally:
+            call.cancel()
+
+
+class StrandsContextHandlers(ContextHandlers):
+    """A tool's context under a Strands agent: progress and logs become the tool's stream events.
+
+    Questions (and a copy of every progress report and log entry) go to
+    ``inner``: handlers the agent's caller passed in the invocation state.
+    """
+
+    def __init__(self, inner: Any = None) -> None:
+        self._inner = inner if isinstance(inner, ContextHandlers) else None
+        self._loop = asyncio.get_running_loop()
+        self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    @property
+    def capabilities(self) -> frozenset[ContextCapability]:
+        return self._inner.capabilities if self._inner is not None else frozenset()
+
+    def progress(self, update: ProgressUpdate) -> None:
+        self._post(
+            {"progress": {"progress": update.progress, "total": update.total, "message": update.message}}
+        )
+        if self._inner is not None:
+            self._inner.progress(update)
+
+    def log(self, entry: LogEntry) -> None:
+        data = {
+            "level": entry.level.value,
+            "message": entry.message,
+            "data": entry.data,
+            "logger": entry.logger,
+        }
+        self._post({"log": data})
+        if self._inner is not None:
+            self._inner.log(entry)
+
+    def ask(self, questions: Sequence[Question]) -> tuple[Answer, ...]:
+        return (self._inner or ContextHandlers()).ask(questions)
+
+    async def aask(self, questions: Sequence[Question]) -> tuple[Answer, ...]:
+        return await (self._inner or ContextHandlers()).aask(questions)
+
+    def _post(self, event: dict[str, Any]) -> None:
+        """Queue an event for the agent, from the loop or from a tool's thread."""
+        try:
+            self._loop.call_soon_threadsafe(self._events.put_nowait, event)
+        except RuntimeError:  # the agent's loop is gone: nobody is listening any more
+            pass
+
+    async def events_until(self, call: asyncio.Future[Any]) -> AsyncIterator[dict[str, Any]]:
+        """The events the tool sends while ``call`` runs, the last of them included."""
+        while not call.done():
+            getter = asyncio.ensure_future(self._events.get())
+            await asyncio.wait({getter, call}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        await asyncio.sleep(0)  # events a tool's thread sent just before it ended
+        while not self._events.empty():
+            yield self._events.get_nowait()
 
 
 class _AgentSync:

@@ -18,6 +18,7 @@ from typing import Any
 from ..calls.tracing import trace_carrier
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
+from .context_relay import REQUEST, answer_request, context_offer
 from .errors import WorkerCrashed, WorkerError, WorkerTimeout
 from .ledger import ModuleVersion
 from .pool import WorkerPool
@@ -114,6 +115,9 @@ class CallRouter:
         carrier = trace_carrier()  # the caller's trace, so the tool's own spans join it
         if carrier is not None:
             message["trace"] = carrier
+        offer = context_offer(invocation_state)
+        if offer is not None:
+            message[REQUEST] = offer
         worker.send(message)
         cancelled = cancel.is_set if cancel is not None else None
         while True:
@@ -121,6 +125,9 @@ class CallRouter:
             if "event" in message:
                 if on_event is not None:
                     on_event(decode_value(message["event"]))
+                continue
+            if REQUEST in message:  # the tool's context call (see context_relay)
+                worker.send(answer_request(invocation_state, message[REQUEST]))
                 continue
             break
         result = decode_value(message.get("result"))

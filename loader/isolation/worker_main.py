@@ -34,6 +34,7 @@ from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool, ToolResult, ToolUse
+from .context_relay import install_pipe_handlers
 from .protocol import Channel, ChannelClosed, decode_value, encode_value
 
 __all__ = ["main"]
@@ -265,6 +266,7 @@ class Worker:
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
         tool_use: ToolUse = decode_value(message["tool_use"])
         state: dict[str, Any] = decode_value(message.get("state") or {})
+        install_pipe_handlers(self.channel, message, state)
         try:
             tool = self.tool_for(message)
         except BaseException as exc:  # rebuilding failed: an error result, not a dead worker

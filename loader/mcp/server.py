@@ -28,10 +28,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -43,16 +44,19 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from ..context.messages import LogLevel
 from ..fingerprint import tool_digest
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
+from .context import LogLevels, call_context
 from .identity import RecentVersions, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
@@ -86,6 +90,17 @@ against the digests. ``private``: the server cannot tell whether its transport
 authenticates callers, and a shared cache must not hand the list to someone
 the server would have refused.
 """
+
+
+REQUEST_STATE_KEY_ENV = "TOOL_LOADER_REQUEST_STATE_KEY"
+"""The environment variable with the secret sealing 2026-07-28 ``requestState`` (see ``MCPToolServer``)."""
+
+
+def _request_state_security(keys: Sequence[bytes | str] | None) -> RequestStateSecurity:
+    if keys is None:
+        shared = os.environ.get(REQUEST_STATE_KEY_ENV)
+        keys = [shared] if shared else None
+    return RequestStateSecurity.ephemeral() if not keys else RequestStateSecurity(keys=list(keys))
 
 
 def _package_version() -> str:
@@ -155,6 +170,7 @@ class MCPToolServer:
         name: str = "tool-loader",
         instructions: str | None = None,
         subscriptions: SubscriptionBus | None = None,
+        request_state_keys: Sequence[bytes | str] | None = None,
     ) -> None:
         """Build the server; nothing runs until a transport drives ``server``.
 
@@ -164,6 +180,10 @@ class MCPToolServer:
             name: The server name clients see.
             instructions: Optional instructions for clients.
             subscriptions: The 2026-07-28 subscription bus; default in-process.
+            request_state_keys: Secrets (32 bytes or more; the first seals, all open) protecting the
+                ``requestState`` of 2026-07-28 rounds of a tool's questions. Replicas behind one
+                address need the same keys; by default ``TOOL_LOADER_REQUEST_STATE_KEY``, else a key
+                made at start (a round then only continues on the process that began it).
         """
         self._registry = registry
         self._loader = loader
@@ -198,6 +218,11 @@ class MCPToolServer:
         self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
+        )
+        self._log_levels = LogLevels()
+        self._server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_log_level)
+        self._server.middleware.append(
+            RequestStateBoundary(_request_state_security(request_state_keys), default_audience=name)
         )
 
     @property
@@ -298,34 +323,44 @@ class MCPToolServer:
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
         meta: dict[str, Any] = {}
         outcome = CallOutcome.UNKNOWN_TOOL
-        if tool is None:
-            result = await snapshot.ainvoke(
-                params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
-            )
-        else:
-            digest = meta[DIGEST_META_KEY] = tool_digest(tool)
-            expected = (params.meta or {}).get(EXPECTED_DIGEST_META_KEY)
-            if expected is not None and expected != digest:
-                result = self._stale(tool, digest, str(expected))
-                outcome = CallOutcome.STALE
-            else:
-                if not self._versions.knows(tool.tool_name, digest):  # a tool called before it was listed
-                    self._versions.remember(tool.tool_name, digest, tool.tool_spec)
+        handlers = call_context(ctx, params, self._log_levels)
+        try:
+            if tool is None:
                 result = await snapshot.ainvoke(
-                    params.name, params.arguments or {}, tool_use_id=new_tool_use_id()
+                    params.name,
+                    params.arguments or {},
+                    tool_use_id=new_tool_use_id(),
+                    context_handlers=handlers,
                 )
+            else:
+                digest = meta[DIGEST_META_KEY] = tool_digest(tool)
+                expected = (params.meta or {}).get(EXPECTED_DIGEST_META_KEY)
+                if expected is not None and expected != digest:
+                    result = self._stale(tool, digest, str(expected))
+                    outcome = CallOutcome.STALE
+                else:
+                    if not self._versions.knows(tool.tool_name, digest):  # called before it was listed
+                        self._versions.remember(tool.tool_name, digest, tool.tool_spec)
+                    result = await snapshot.ainvoke(
+                        params.name,
+                        params.arguments or {},
+                        tool_use_id=new_tool_use_id(),
+                        context_handlers=handlers,
+                    )
+        finally:
+            await handlers.close()
         fingerprint = meta[FINGERPRINT_META_KEY] = served.fingerprint
-        answer = call_tool_wire(
+        answer = handlers.round_result(result) or call_tool_wire(
             result,
             text_structured=outcome is not CallOutcome.STALE
             and tool is not None
             and self._structured_text(snapshot, tool),
             protocol_version=ctx.protocol_version,
-            meta=meta,
         )
+        answer["_meta"] = {**(answer.get("_meta") or {}), **meta}
         if self._call_listeners:
             if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
-                outcome = CallOutcome.ERROR if answer["isError"] else CallOutcome.SUCCESS
+                outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
             record = CallRecord(
                 tool.tool_name if tool is not None else params.name,
                 outcome,
@@ -361,6 +396,13 @@ class MCPToolServer:
         if flag is None:
             flag = flags[name] = text_is_structured(tool.tool_spec)
         return flag
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """``logging/setLevel`` (handshake era): the lowest level of this connection's tool log entries."""
+        self._log_levels.set(ctx.session.client_params, LogLevel.parse(params.level))
+        return types.EmptyResult()
 
     async def _client_initialized(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.NotificationParams
@@ -412,9 +454,28 @@ class MCPToolServer:
                 self._listen.close()
 
     async def _pump(self, receive: MemoryObjectReceiveStream[int]) -> None:
-        async with receive:
-            async for generation in receive:
-                await self.announce(generation)
+        # Each announcement runs on its own: a handshake session whose connection hangs may hold
+        # one up until NOTIFY_TIMEOUT, and the next change must reach every client meanwhile.
+        running: set[asyncio.Task[None]] = set()
+        try:
+            async with receive:
+                async for generation in receive:
+                    task = asyncio.create_task(
+                        self._announce_logged(generation), name="tool-loader-mcp-announce"
+                    )
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.wait(running)
+
+    async def _announce_logged(self, generation: int) -> None:
+        try:
+            await self.announce(generation)
+        except Exception:
+            logger.exception("generation=<%s> | announcing tools/list_changed failed", generation)
 
     async def announce(self, generation: int | None = None) -> None:
         """Tell every connected client the tool list changed.

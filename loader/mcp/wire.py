@@ -117,6 +117,27 @@ def _document_block(document: Any) -> dict[str, Any]:
     return {"type": "resource", "resource": contents}
 
 
+_AUDIO_FORMATS = {"mp3": "audio/mpeg", "m4a": "audio/mp4", "oga": "audio/ogg"}
+
+
+def _audio_block(audio: Any) -> dict[str, Any]:
+    fmt = str(audio.get("format", "wav")).lower()
+    mime = _AUDIO_FORMATS.get(fmt, f"audio/{fmt}")
+    return {"type": "audio", "data": _base64(audio.get("source", {}).get("bytes", b"")), "mimeType": mime}
+
+
+def _resource_block(resource: Any) -> dict[str, Any]:
+    """An embedded resource under its own URI: ``text`` as text, ``source.bytes`` as a base64 blob."""
+    contents: dict[str, Any] = {"uri": str(resource.get("uri", ""))}
+    if "text" in resource:
+        contents["mimeType"] = str(resource.get("mimeType") or "text/plain")
+        contents["text"] = str(resource["text"])
+    else:
+        contents["mimeType"] = str(resource.get("mimeType") or "application/octet-stream")
+        contents["blob"] = _base64(resource.get("source", {}).get("bytes", b""))
+    return {"type": "resource", "resource": contents}
+
+
 def _content_block(block: ToolResultContent) -> dict[str, Any]:
     if "text" in block:
         return {"type": "text", "text": str(block["text"])}
@@ -126,6 +147,10 @@ def _content_block(block: ToolResultContent) -> dict[str, Any]:
         return _image_block(block["image"])
     if "document" in block:
         return _document_block(block["document"])
+    if "audio" in block:
+        return _audio_block(block["audio"])
+    if "resource" in block:
+        return _resource_block(block["resource"])
     return {"type": "text", "text": _json_text(block)}
 
 
@@ -180,7 +205,9 @@ def to_call_tool_result(
 
     Text stays text; a json block becomes its JSON text plus
     ``structuredContent`` (the value itself when it is the only json block);
-    images become image content, documents embedded resources; an error
+    images and audio become image and audio content, documents embedded
+    resources (under a ``tool-loader://documents/`` URI), resource blocks
+    embedded resources under their own URI; an error
     status becomes ``isError``. A successful tool with an advertised
     non-object output schema and a single text block reports that text as
     its structured content, so clients validating against the schema agree.

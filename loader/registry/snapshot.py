@@ -15,6 +15,7 @@ from typing import Any, Literal, overload
 
 from immutables import Map
 
+from ..context.handlers import ContextHandlers, with_handlers
 from ..errors import DuplicateToolError, ToolNameMismatchError, ToolNotFoundError
 from ..fingerprint import tool_digest
 from ..names import check_tool_name, normalise_tool_name
@@ -150,6 +151,7 @@ class RegistrySnapshot:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Run the pinned tool; an unknown name or a failing tool gives an error result."""
         tool_use_id = tool_use_id or new_tool_use_id()
@@ -158,8 +160,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
+        state = with_handlers(invocation_state, context_handlers)
         return run_counted(
-            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
         )
 
     async def ainvoke(
@@ -170,6 +173,7 @@ class RegistrySnapshot:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Async ``invoke``."""
         tool_use_id = tool_use_id or new_tool_use_id()
@@ -178,8 +182,9 @@ class RegistrySnapshot:
             return unknown_tool(name, tool_use_id, self._names)
         if self._lifecycle is not None:
             self._lifecycle.enter(tool)
+        state = with_handlers(invocation_state, context_handlers)
         return await arun_counted(
-            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=self._generation
+            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
         )
 
     async def astream(
@@ -189,6 +194,7 @@ class RegistrySnapshot:
         *,
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> AsyncIterator[Any]:
         """The pinned tool's stream events as they come, under the call limits; the last is its result.
 
@@ -200,8 +206,9 @@ class RegistrySnapshot:
         if tool is None:
             yield unknown_tool(name, tool_use_id, self._names)
             return
+        state = with_handlers(invocation_state, context_handlers)
         async for event in astream_counted(
-            tool, self._lifecycle, input, tool_use_id, invocation_state, generation=self._generation
+            tool, self._lifecycle, input, tool_use_id, state, generation=self._generation
         ):
             yield event
 

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any, overload
 
 from ..calls.runner import CallLimits, CallRunner
+from ..context.handlers import ContextHandlers, with_handlers
 from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
@@ -148,14 +149,16 @@ class ToolRegistry:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Run the named tool; never raises for the tool's or the input's fault."""
         tool_use_id = tool_use_id or new_tool_use_id()
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot.names())
+        state = with_handlers(invocation_state, context_handlers)
         return run_counted(
-            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=snapshot.generation
+            tool, self._lifecycle, input, tool_use_id, state, agent, generation=snapshot.generation
         )
 
     async def ainvoke(
@@ -166,14 +169,16 @@ class ToolRegistry:
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
         tool_use_id = tool_use_id or new_tool_use_id()
         snapshot, tool = self._lifecycle.acquire(name)
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot.names())
+        state = with_handlers(invocation_state, context_handlers)
         return await arun_counted(
-            tool, self._lifecycle, input, tool_use_id, invocation_state, agent, generation=snapshot.generation
+            tool, self._lifecycle, input, tool_use_id, state, agent, generation=snapshot.generation
         )
 
     # -- writing ----------------------------------------------------------------------------------

@@ -158,11 +158,14 @@ def _check_execute(cls: type) -> None:
             "(sync or async) that runs the tool"
         )
     if inspect.isfunction(raw):
+        signature = inspect.signature(raw)
+        extra = {"tool_context": None} if "tool_context" in signature.parameters else {}
         try:
-            inspect.signature(raw).bind(object(), {})
+            signature.bind(object(), {}, **extra)
         except TypeError as exc:
             raise ToolDefinitionError(
-                f"Tool class {cls.__qualname__!r}: execute must accept (self, params): {exc}"
+                f"Tool class {cls.__qualname__!r}: execute must accept (self, params) "
+                f"or (self, params, tool_context): {exc}"
             ) from None
 
 

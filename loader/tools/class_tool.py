@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, cast
 
 from ..calls.containment import belongs_to_caller, failure_log_level
+from ..context.tool_context import ToolContext
 from ..errors import InputProblem, ToolDefinitionError, ToolValidationError
 from ..results import exception_result, to_tool_result
 from ..types import (
@@ -33,6 +34,7 @@ from ..types import (
     ToolResult,
     ToolSpec,
     ToolUse,
+    call_frame,
     new_tool_use_id,
     run_sync,
 )
@@ -126,6 +128,7 @@ class ClassTool(AgentTool):
         )
         self._spec = self._build_spec()
         self._check_input = input_checker(found)
+        self._wants_context = _takes_context(execute)
 
     @classmethod
     def of(cls, instance: Any) -> ClassTool:
@@ -279,7 +282,18 @@ class ClassTool(AgentTool):
         )
         return exception_result(tool_use_id, exc)
 
-    async def _arun(self, tool_use_id: str, raw_input: Any) -> ToolResult:
+    def _context(self, tool_use: ToolUse, state: dict[str, Any]) -> ToolContext | None:
+        """The ``ToolContext`` for an ``execute`` that declares a ``tool_context`` parameter."""
+        if not self._wants_context:
+            return None
+        return ToolContext.for_call(tool_use, state)
+
+    def _call_execute(self, prepared: dict[str, Any], context: ToolContext | None) -> Any:
+        if context is None:
+            return self._execute(prepared)
+        return self._execute(prepared, tool_context=context)  # type: ignore[call-arg]
+
+    async def _arun(self, tool_use_id: str, raw_input: Any, context: ToolContext | None = None) -> ToolResult:
         try:
             prepared, rejected = self._prepare(tool_use_id, raw_input)
             if rejected is not None:
@@ -294,14 +308,14 @@ class ClassTool(AgentTool):
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
-            value = self._execute(prepared)
+            value = self._call_execute(prepared, context)
             if inspect.isawaitable(value):
                 value = await value
             return to_tool_result(value, tool_use_id)
         except BaseException as exc:
             return self._failure(tool_use_id, exc)
 
-    def _run(self, tool_use_id: str, raw_input: Any) -> ToolResult:
+    def _run(self, tool_use_id: str, raw_input: Any, context: ToolContext | None = None) -> ToolResult:
         """The same steps as ``_arun`` without an event loop, for sync tools."""
         try:
             prepared, rejected = self._prepare(tool_use_id, raw_input)
@@ -315,7 +329,7 @@ class ClassTool(AgentTool):
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
-            value = _finish_awaitable(self._execute(prepared))
+            value = _finish_awaitable(self._call_execute(prepared, context))
             return to_tool_result(value, tool_use_id)
         except BaseException as exc:
             return self._failure(tool_use_id, exc)
@@ -324,7 +338,9 @@ class ClassTool(AgentTool):
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
     ) -> ToolGenerator:
         """Validate, then execute; yields exactly one event, the ``ToolResult``."""
-        yield await self._arun(tool_use.get("toolUseId") or new_tool_use_id(), tool_use.get("input"))
+        tool_use_id = tool_use.get("toolUseId") or new_tool_use_id()
+        context = self._context(tool_use, invocation_state if invocation_state is not None else {})
+        yield await self._arun(tool_use_id, tool_use.get("input"), context)
 
     def invoke(
         self,
@@ -336,13 +352,29 @@ class ClassTool(AgentTool):
     ) -> ToolResult:
         """Run the tool synchronously; a sync ``execute`` runs in this thread with no event loop."""
         tool_use_id = tool_use_id or new_tool_use_id()
+        context = None
+        if self._wants_context:
+            context = self._context(*call_frame(self.tool_name, input, tool_use_id, invocation_state, agent))
         if not self._async:
-            return self._run(tool_use_id, input)
+            return self._run(tool_use_id, input, context)
 
         def factory() -> Coroutine[Any, Any, ToolResult]:
-            return self._arun(tool_use_id, input)
+            return self._arun(tool_use_id, input, context)
 
         return cast(ToolResult, run_sync(factory))
+
+
+def _takes_context(execute: Callable[..., Any]) -> bool:
+    """Whether ``execute`` declares a ``tool_context`` parameter (it then receives the ``ToolContext``)."""
+    try:
+        parameters = inspect.signature(execute).parameters
+    except (TypeError, ValueError):
+        return False
+    found = parameters.get("tool_context")
+    return found is not None and found.kind not in (
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.POSITIONAL_ONLY,
+    )
 
 
 def _custom(message: str) -> InputProblem:

@@ -31,9 +31,10 @@ from typing import Any, cast
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel
 
+from ..context.tool_context import ToolContext
 from ..errors import ToolDefinitionError, ToolSignatureError
 from ..names import check_tool_name
-from ..types import JSONSchema, ToolContext, ToolExample, ToolSpec
+from ..types import JSONSchema, ToolExample, ToolSpec
 from .docstrings import docstring_of
 from .examples import parse_examples
 from .options import ToolOptions

@@ -39,12 +39,12 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from ..calls.containment import belongs_to_caller, failure_log_level
+from ..context.tool_context import ToolContext
 from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
     JSONSchema,
-    ToolContext,
     ToolExample,
     ToolGenerator,
     ToolResult,
@@ -449,9 +449,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
                 values = dict(validated.__dict__)
         if d.context_parameter is not None:
             if context is None:
-                context = ToolContext(
-                    tool_use=tool_use, agent=state.get(AGENT_PARAMETER), invocation_state=state
-                )
+                context = ToolContext.for_call(tool_use, state)
             values[d.context_parameter] = context
         if d.agent_parameter:
             values[AGENT_PARAMETER] = state[AGENT_PARAMETER] if AGENT_PARAMETER in state else d.agent_default

@@ -14,6 +14,8 @@ from typing import Any, cast
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
 from ..calls.containment import belongs_to_caller, failure_log_level
+from ..context.handlers import without_handlers
+from ..context.tool_context import ToolContext
 from ..errors import ToolDefinitionError
 from ..names import check_tool_name
 from ..results import exception_result, to_tool_result
@@ -61,6 +63,7 @@ class ModuleTool(AgentTool):
         self._spec = spec
         self._function = function
         self._is_async = inspect.iscoroutinefunction(function)
+        self._wants_context = _takes_context(function)
         self._validator = _validator_for(spec)
         self._source_file = source_file
         code = getattr(function, "__code__", None)
@@ -110,6 +113,14 @@ class ModuleTool(AgentTool):
             properties["Source"] = f"{self.source_file}:{self.source_line or 1}"
         return properties
 
+    def _keywords(self, tool_use: ToolUse, state: dict[str, Any]) -> dict[str, Any]:
+        """The invocation state as keyword arguments (the context handlers never among them), plus
+        ``tool_context`` for a function that declares it."""
+        keywords = without_handlers(state)
+        if self._wants_context:
+            keywords["tool_context"] = ToolContext.for_call(tool_use, state)
+        return keywords
+
     def _finish(self, value: Any, tool_use_id: str) -> ToolResult:
         return to_tool_result(value, tool_use_id)
 
@@ -140,10 +151,11 @@ class ModuleTool(AgentTool):
             yield invalid
             return
         try:
+            keywords = self._keywords(tool_use, invocation_state)
             if self._is_async:
-                value = await self._function(tool_use, **invocation_state)
+                value = await self._function(tool_use, **keywords)
             else:
-                value = self._function(tool_use, **invocation_state)
+                value = self._function(tool_use, **keywords)
             result = self._finish(value, tool_use_id)
         except BaseException as exc:
             result = self._failure(exc, tool_use_id)
@@ -167,9 +179,18 @@ class ModuleTool(AgentTool):
             return invalid
         tool_use, state = call_frame(self.tool_name, input, use_id, invocation_state, agent)
         try:
-            return self._finish(self._function(tool_use, **state), use_id)
+            return self._finish(self._function(tool_use, **self._keywords(tool_use, state)), use_id)
         except BaseException as exc:
             return self._failure(exc, use_id)
+
+
+def _takes_context(function: Callable[..., Any]) -> bool:
+    """Whether the module function declares a ``tool_context`` parameter (then it gets the context)."""
+    try:
+        found = inspect.signature(function).parameters.get("tool_context")
+    except (TypeError, ValueError):
+        return False
+    return found is not None and found.kind is not inspect.Parameter.VAR_POSITIONAL
 
 
 def _validator_for(spec: ToolSpec) -> Any:

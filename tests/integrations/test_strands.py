@@ -159,6 +159,61 @@ def test_agent_sees_edits_additions_and_removals_on_its_next_turn(
     assert "greet" not in agent.tool_registry.registry
 
 
+CONTEXT_TOOL = '''
+from loader import ToolContext, tool
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@tool(context=True)
+def chatty(tool_context: ToolContext) -> str:
+    """Report progress, log, and ask the user when someone can answer."""
+    tool_context.report_progress(1, 2, "working")
+    tool_context.log("info", "a note")
+    if not tool_context.can_ask_user:
+        return "nobody to ask"
+    answer = tool_context.ask_user("Name?", NAME)
+    return f"hi {(answer.content or {}).get('name')}"
+'''
+
+
+class StreamEvents:
+    """A Strands callback handler keeping the tool stream events."""
+
+    def __init__(self) -> None:
+        self.data: list[Any] = []
+
+    def __call__(self, **event: Any) -> None:
+        if "tool_stream_event" in event:
+            self.data.append(event["tool_stream_event"]["data"])
+
+
+def test_progress_and_logs_are_tool_stream_events_and_questions_reach_the_callers_handlers(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    from loader import AnswerAction, ContextHandlers, UserAnswer, UserQuestion
+
+    write(tools_dir / "chatty.py", CONTEXT_TOOL)
+    loader = make_loader(tools_dir, watch=False)
+    events = StreamEvents()
+    model = ScriptedModel(use("chatty", "t1"), say("done"))
+    agent = Agent(model=model, plugins=[LoaderToolProvider(loader)], callback_handler=events)
+    agent("go")
+    assert results(agent)["t1"] == ("success", "nobody to ask")
+    assert events.data == [
+        {"progress": {"progress": 1, "total": 2, "message": "working"}},
+        {"log": {"level": "info", "message": "a note", "data": None, "logger": "chatty"}},
+    ]
+
+    class Asker(ContextHandlers):
+        def ask_user(self, question: UserQuestion) -> UserAnswer:
+            return UserAnswer(AnswerAction.ACCEPT, {"name": "Ada"})
+
+    model.script(use("chatty", "t2"), say("done"))
+    agent("again", invocation_state={"tool_context_handlers": Asker()})
+    assert results(agent)["t2"] == ("success", "hi Ada")
+
+
 def test_tool_provider_form_serves_edits(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> None:
     write(tools_dir / "greet.py", GREET_V1)
     loader = make_loader(tools_dir)

@@ -467,6 +467,38 @@ async def test_a_closed_legacy_session_is_forgotten_at_the_next_announcement(
         await until(lambda: server.handshake_sessions == 1)
 
 
+class StalledSession:
+    """A handshake-era session whose connection hangs: a notification to it never completes."""
+
+    async def send_tool_list_changed(self) -> None:
+        await anyio.sleep_forever()
+
+    async def send_ping(self) -> None:
+        await anyio.sleep_forever()
+
+
+async def test_a_stalled_handshake_session_holds_up_no_later_announcement(
+    server: MCPToolServer, registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead connection may take until NOTIFY_TIMEOUT to give up; the next change must not wait for it."""
+    monkeypatch.setattr("loader.mcp.server.NOTIFY_TIMEOUT", 3600.0)
+    server._legacy_sessions[0] = StalledSession()  # type: ignore[assignment]
+    events: list[Any] = []
+    async with Client(server.server, mode="auto") as modern, modern.listen(tools_list_changed=True) as sub:
+
+        async def collect() -> None:
+            async for event in sub:
+                events.append(event)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(collect)
+            await in_thread(registry.unregister, "add")
+            await until(lambda: len(events) == 1)
+            await in_thread(registry.unregister, "greet")
+            await until(lambda: len(events) == 2)
+            group.cancel_scope.cancel()
+
+
 # -- protocol hygiene and fingerprints ---------------------------------------------
 
 

@@ -8,13 +8,14 @@ from typing import Annotated, Any, TypeAlias, assert_type
 
 import pytest
 
+from loader.context.tool_context import ToolContext
 from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolSignatureError
 from loader.tools.class_tool import ClassTool, get_tool_metadata
 from loader.tools.decorator import tool
 from loader.tools.function_tool import FunctionTool
 from loader.tools.metadata import ToolMetadata, ToolParameter
 from loader.tools.options import CLASS_ONLY, FUNCTION_ONLY, ToolOptions
-from loader.types import AgentTool, ToolContext
+from loader.types import AgentTool
 
 
 @tool

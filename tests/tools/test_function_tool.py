@@ -14,9 +14,10 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from loader.context.tool_context import ToolContext
 from loader.errors import InvalidToolNameError, ToolDefinitionError, ToolSignatureError
 from loader.tools.function_tool import FunctionTool
-from loader.types import AgentTool, ToolContext, ToolResult, ToolUse
+from loader.types import AgentTool, ToolResult, ToolUse
 
 
 def run_stream(

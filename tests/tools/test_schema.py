@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, Field, ValidationError
 from strands import tool as strands_tool
 
+from loader.context.tool_context import ToolContext
 from loader.errors import ToolSignatureError
 from loader.tools.function_tool import FunctionTool
 from loader.tools.schema import (
@@ -23,7 +24,6 @@ from loader.tools.schema import (
     resolve_return_hint,
     resolve_type_hints,
 )
-from loader.types import ToolContext
 
 # -- types used by the corpus -----------------------------------------------------------
 
