@@ -107,11 +107,16 @@ class Brain:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def decide(self, offered: dict[str, str], results: dict[str, Result]) -> list[Call]:
-        """Called by the fake model once per model call."""
+    def record(self, results: dict[str, Result]) -> None:
+        """Keep the results of calls (the first one seen for each id)."""
         with self._lock:
             for call_id, result in results.items():
                 self.results.setdefault(call_id, result)
+
+    def decide(self, offered: dict[str, str], results: dict[str, Result]) -> list[Call]:
+        """Called by the fake model once per model call."""
+        self.record(results)
+        with self._lock:
             step = Step(len(self.steps), dict(offered))
             self.steps.append(step)
         wanted = self.plan(self, step)
