@@ -25,14 +25,21 @@ from typing import Any, Protocol
 
 from support import eventually, write
 
+from loader.calls.runner import CallLimits
+from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 
 __all__ = [
+    "CALL_TIMEOUT",
+    "FAILING_CALLS",
+    "FAILING_TOOLS",
     "Brain",
     "Call",
     "Driver",
     "Result",
     "Step",
+    "check_failures",
+    "failing_tools_loader",
     "fuzz_plan",
     "live_plan",
     "mixed_calls",
@@ -53,6 +60,50 @@ def versioned_tool(name: str, version: int) -> str:
         f'    """{name} version {version}."""\n'
         f'    return "{name} v{version} for " + who\n'
     )
+
+
+FAILING_TOOLS = '''
+import asyncio
+from loader import tool
+
+@tool
+def boom(who: str) -> str:
+    """Always fails."""
+    raise ValueError("no " + who)
+
+@tool
+async def slow(who: str) -> str:
+    """Never finishes within the call timeout."""
+    await asyncio.sleep(30)
+    return "late for " + who
+'''
+"""Two tools that fail: one raises, one (async) overruns the registry's call timeout."""
+
+FAILING_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("boom", {"who": "ed"}),
+    ("boom", {}),
+    ("slow", {"who": "fi"}),
+]
+"""One step's calls of ``FAILING_TOOLS``: a raise, a call missing its argument, a timeout."""
+
+CALL_TIMEOUT = 0.3
+"""The call timeout the failing-tools tests give their registry."""
+
+
+def failing_tools_loader(folder: Path, make_loader: Callable[..., ToolLoader]) -> ToolLoader:
+    """A loader serving ``FAILING_TOOLS`` from a registry with a short call timeout."""
+    write(folder / "failing.py", FAILING_TOOLS)
+    registry = ToolRegistry(limits=CallLimits(timeout=CALL_TIMEOUT))
+    return make_loader(folder, watch=False, registry=registry)
+
+
+def check_failures(failures: dict[str, tuple[str, bool]]) -> None:
+    """The three ``FAILING_CALLS`` results (text, error flag) as the model saw them."""
+    assert failures["call_1"] == ("Error: ValueError - no ed", True), failures["call_1"]
+    text, error = failures["call_2"]
+    assert error and "who" in text, failures["call_2"]
+    text, error = failures["call_3"]
+    assert error and "did not finish within the 0.3 s call timeout" in text, failures["call_3"]
 
 
 def offered_version(description: str) -> int:

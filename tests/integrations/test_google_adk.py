@@ -16,8 +16,11 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 from live_agents import (
+    FAILING_CALLS,
     Brain,
     Result,
+    check_failures,
+    failing_tools_loader,
     fuzz_plan,
     live_plan,
     mixed_calls,
@@ -181,29 +184,16 @@ def test_schemas_are_the_tools_json_schemas(tools_dir: Path, make_loader: MakeLo
     assert results_by_call(brain) == {"call_1": ("Oslo 1 F", False)}
 
 
+@pytest.mark.parametrize("mode", ["run_async", "run"])
 def test_tool_errors_are_error_responses_and_the_run_goes_on(
-    tools_dir: Path, make_loader: MakeLoader
+    tools_dir: Path, make_loader: MakeLoader, mode: str
 ) -> None:
-    write(
-        tools_dir / "boom.py",
-        '''
-        from loader import tool
-
-        @tool
-        def boom(who: str) -> str:
-            """Always fails."""
-            raise ValueError("no " + who)
-        ''',
-    )
-    loader = make_loader(tools_dir, watch=False)
-    driver = GoogleADKDriver(loader)
-    brain = Brain(lambda brain, step: [("boom", {"who": "ed"}), ("boom", {})] if step.index == 0 else [])
+    loader = failing_tools_loader(tools_dir, make_loader)
+    driver = GoogleADKDriver(loader, mode=mode)
+    brain = Brain(lambda brain, step: FAILING_CALLS if step.index == 0 else [])
     driver.run(brain, max_steps=3)
     assert len(brain.steps) == 2
-    failures = results_by_call(brain)
-    assert failures["call_1"] == ("Error: ValueError - no ed", True)
-    text, error = failures["call_2"]
-    assert error and "who" in text
+    check_failures(results_by_call(brain))
 
 
 def test_the_agents_own_tool_keeps_its_name(tools_dir: Path, make_loader: MakeLoader) -> None:

@@ -18,8 +18,11 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from live_agents import (
+    FAILING_CALLS,
     Brain,
     Result,
+    check_failures,
+    failing_tools_loader,
     fuzz_plan,
     live_plan,
     mixed_calls,
@@ -167,31 +170,18 @@ def test_schemas_are_the_tools_json_schemas(tools_dir: Path, make_loader: MakeLo
     assert results_by_call(brain) == {"call_1": ("Oslo 1 F", False)}
 
 
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 def test_tool_errors_take_langchains_error_path_and_the_run_goes_on(
-    tools_dir: Path, make_loader: MakeLoader
+    tools_dir: Path, make_loader: MakeLoader, mode: str
 ) -> None:
-    write(
-        tools_dir / "boom.py",
-        '''
-        from loader import tool
-
-        @tool
-        def boom(who: str) -> str:
-            """Always fails."""
-            raise ValueError("no " + who)
-        ''',
-    )
-    loader = make_loader(tools_dir, watch=False)
-    driver = LangChainDriver(loader)
-    brain = Brain(lambda brain, step: [("boom", {"who": "ed"}), ("boom", {})] if step.index == 0 else [])
+    loader = failing_tools_loader(tools_dir, make_loader)
+    driver = LangChainDriver(loader, mode=mode)
+    brain = Brain(lambda brain, step: FAILING_CALLS if step.index == 0 else [])
     driver.run(brain, max_steps=3)
     assert len(brain.steps) == 2  # the model was asked again after the failures, and answered
-    failures = results_by_call(brain)
-    assert failures["call_1"] == ("Error: ValueError - no ed", True)
-    text, error = failures["call_2"]
-    assert error and "who" in text
+    check_failures(results_by_call(brain))
     messages = [m for m in driver.model.seen_messages if isinstance(m, ToolMessage)]
-    assert [m.status for m in messages] == ["error", "error"]
+    assert [m.status for m in messages] == ["error", "error", "error"]
 
 
 def test_an_unknown_tool_call_gets_langchains_own_answer(tools_dir: Path, make_loader: MakeLoader) -> None:

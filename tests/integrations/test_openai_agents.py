@@ -12,8 +12,11 @@ import pytest
 from agents import FunctionTool, RunConfig, Runner, RunResult, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel
 from live_agents import (
+    FAILING_CALLS,
     Brain,
     Result,
+    check_failures,
+    failing_tools_loader,
     fuzz_plan,
     live_plan,
     mixed_calls,
@@ -160,27 +163,16 @@ def test_schemas_are_the_tools_json_schemas(tools_dir: Path, make_loader: MakeLo
     assert results_by_call(brain) == {"call_1": ("Oslo 1 F", False)}
 
 
-def test_tool_errors_reach_the_model_and_the_run_goes_on(tools_dir: Path, make_loader: MakeLoader) -> None:
-    write(
-        tools_dir / "boom.py",
-        '''
-        from loader import tool
-
-        @tool
-        def boom(who: str) -> str:
-            """Always fails."""
-            raise ValueError("no " + who)
-        ''',
-    )
-    loader = make_loader(tools_dir, watch=False)
-    driver = OpenAIAgentsDriver(loader)
-    brain = Brain(lambda brain, step: [("boom", {"who": "ed"}), ("boom", {})] if step.index == 0 else [])
+@pytest.mark.parametrize("mode", ["run_sync", "run"])
+def test_tool_errors_reach_the_model_and_the_run_goes_on(
+    tools_dir: Path, make_loader: MakeLoader, mode: str
+) -> None:
+    loader = failing_tools_loader(tools_dir, make_loader)
+    driver = OpenAIAgentsDriver(loader, mode=mode)
+    brain = Brain(lambda brain, step: FAILING_CALLS if step.index == 0 else [])
     assert driver.run(brain, max_steps=3).final_output == "done"
-    failures = results_by_call(brain)
-    assert failures["call_1"] == ("Error: ValueError - no ed", True)
-    text, error = failures["call_2"]
-    assert error and "who" in text
-    assert [type(error) for error in driver.errors] == [LiveToolError, LiveToolError]
+    check_failures(results_by_call(brain))
+    assert [type(error) for error in driver.errors] == [LiveToolError] * 3
 
 
 def test_without_an_error_function_the_error_text_is_the_output(

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 from live_agents import (
+    FAILING_CALLS,
     Brain,
     Result,
+    check_failures,
+    failing_tools_loader,
     fuzz_plan,
     live_plan,
     mixed_calls,
@@ -143,28 +146,17 @@ def test_schemas_are_the_tools_json_schemas(tools_dir: Path, make_loader: MakeLo
     assert results_by_call(brain) == {"call_1": ("Oslo 1 F", False)}
 
 
-def test_tool_errors_are_failed_returns_and_the_run_goes_on(tools_dir: Path, make_loader: MakeLoader) -> None:
-    write(
-        tools_dir / "boom.py",
-        '''
-        from loader import tool
-
-        @tool
-        def boom(who: str) -> str:
-            """Always fails."""
-            raise ValueError("no " + who)
-        ''',
-    )
-    loader = make_loader(tools_dir, watch=False)
-    driver = PydanticAIDriver(loader)
+@pytest.mark.parametrize("mode", ["run_sync", "run"])
+def test_tool_errors_are_failed_returns_and_the_run_goes_on(
+    tools_dir: Path, make_loader: MakeLoader, mode: str
+) -> None:
+    loader = failing_tools_loader(tools_dir, make_loader)
+    driver = PydanticAIDriver(loader, mode=mode)
     # More failures than the default retry budget (1): failed returns never spend it.
-    brain = Brain(lambda brain, step: [("boom", {"who": "ed"}), ("boom", {})] if step.index < 3 else [])
+    brain = Brain(lambda brain, step: FAILING_CALLS if step.index < 2 else [])
     driver.run(brain, max_steps=6)
-    assert len(brain.steps) == 4
-    failures = results_by_call(brain)
-    assert failures["call_1"] == ("Error: ValueError - no ed", True)
-    text, error = failures["call_2"]
-    assert error and "who" in text
+    assert len(brain.steps) == 3
+    check_failures(results_by_call(brain))
     assert {type(part).__name__ for part in driver.returns.values()} == {"ToolReturnPart"}
     assert {part.outcome for part in driver.returns.values() if isinstance(part, ToolReturnPart)} == {
         "failed"

@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 from live_agents import (
+    FAILING_CALLS,
     Brain,
     Result,
+    check_failures,
+    failing_tools_loader,
     fuzz_plan,
     live_plan,
     mixed_calls,
@@ -212,25 +215,23 @@ def test_inputs_keep_the_json_schema_in_smolagents_types(tools_dir: Path, make_l
 
 
 def test_tool_errors_are_step_errors_and_the_run_goes_on(tools_dir: Path, make_loader: MakeLoader) -> None:
-    write(
-        tools_dir / "boom.py",
-        '''
-        from loader import tool
-
-        @tool
-        def boom(who: str) -> str:
-            """Always fails."""
-            raise ValueError("no " + who)
-        ''',
-    )
-    loader = make_loader(tools_dir, watch=False)
+    loader = failing_tools_loader(tools_dir, make_loader)
     driver = SmolagentsDriver(loader)
-    brain = Brain(lambda brain, step: [("boom", {"who": "ed"})] if step.index == 0 else [])
-    driver.run(brain, max_steps=3)
-    text, error = results_by_call(brain)["call_1"]
-    assert error
-    assert "LiveToolError: Error: ValueError - no ed" in text
-    assert len(brain.steps) == 2  # the model was asked again after the failure, and answered
+    # One call per step: smolagents ends a step at its first failing call.
+    brain = Brain(lambda brain, step: FAILING_CALLS[step.index : step.index + 1])
+    driver.run(brain, max_steps=5)
+    assert len(brain.steps) == 4  # the model was asked again after each failure, and answered
+    failures = results_by_call(brain)
+    # smolagents checks arguments against its inputs itself: the missing one never reaches the tool.
+    assert failures["call_2"] == ("Argument who is required", True)
+    for call_id in ("call_1", "call_3"):
+        text, error = failures[call_id]
+        failures[call_id] = (
+            text.split("LiveToolError: ", 1)[1].split("\n", 1)[0],
+            error,
+        )  # smolagents adds a hint
+    failures["call_2"] = ("who", True)
+    check_failures(failures)
 
 
 def test_the_agents_own_tool_keeps_its_name(tools_dir: Path, make_loader: MakeLoader) -> None:
