@@ -60,6 +60,7 @@ class OpenAIAgentsDriver:
 
     def _respond(self, call: ModelCall) -> list[Any]:
         assert self.brain is not None
+        self.model.enqueue(ModelStep.respond(self._respond))  # the script never runs dry
         results: dict[str, Result] = {}
         for item in call.input if isinstance(call.input, list) else []:
             if isinstance(item, dict) and item.get("type") == "function_call_output":
@@ -86,7 +87,8 @@ class OpenAIAgentsDriver:
 
     def run(self, brain: Brain, max_steps: int) -> RunResult:
         self.brain = brain
-        self.model.extend(ModelStep.respond(self._respond) for _ in range(max_steps + 5))
+        if self.model.remaining_steps == 0:
+            self.model.enqueue(ModelStep.respond(self._respond))
         config = RunConfig(tracing_disabled=True)
         if self.mode == "run":
             return asyncio.run(Runner.run(self.agent, "go", max_turns=max_steps + 5, run_config=config))
