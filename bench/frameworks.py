@@ -21,6 +21,7 @@ offered within ``TIMEOUT`` seconds counts as never. Run it alone with
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import sys
 import time
@@ -44,6 +45,18 @@ FRAMEWORKS: dict[str, tuple[str, str, str]] = {
     "smolagents": ("smolagents (LiveTools.attach)", "test_smolagents", "SmolagentsDriver"),
 }
 """Adapter key -> (label, the test module holding its driver, the driver class)."""
+
+_DISTRIBUTIONS = (
+    "langchain",
+    "langchain-core",
+    "langgraph",
+    "openai-agents",
+    "pydantic-ai-slim",
+    "google-adk",
+    "llama-index-core",
+    "smolagents",
+)
+"""The framework distributions whose versions go into the raw numbers."""
 
 _PACKAGES = {
     "langchain": "langchain",
@@ -149,6 +162,16 @@ def _measure(key: str, saves: int, helpers: Any) -> dict[str, Any]:
     }
 
 
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in _DISTRIBUTIONS:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
 def _installed(key: str) -> bool:
     try:
         return importlib.util.find_spec(_PACKAGES[key]) is not None
@@ -164,7 +187,7 @@ def run(options: Options) -> BenchResult:
     data: dict[str, Any] = {}
     for key in FRAMEWORKS:
         data[key] = _measure(key, saves, helpers) if _installed(key) else None
-    result.raw = {"saves": saves, "timeout_s": TIMEOUT, "frameworks": data}
+    result.raw = {"saves": saves, "timeout_s": TIMEOUT, "versions": _versions(), "frameworks": data}
     table = Table(
         "save to the next step that offers it (ms)",
         ["framework", "p50", "p90", "max", "registry p50", "step p50", "steps", "seen", "mixed calls"],
