@@ -17,7 +17,6 @@ BENCHMARKS = (
     "gate_cost",
     "isolation",
     "burst",
-    "frameworks",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -14,21 +14,40 @@ every adapter shares. Every call is also checked against the version its step
 offered (0 mixed calls expected).
 
 The loader uses the default ``LoaderConfig`` (what users get). A save not
-offered within ``TIMEOUT`` seconds counts as never. Run it alone with
-``python -m bench --only frameworks``.
+offered within ``TIMEOUT`` seconds counts as never.
+
+It runs on its own, not with ``python -m bench`` (whose quick run and README
+block cover the loader itself): ``python -m bench.frameworks [--quick]
+[--reps N] [--out DIR]`` prints the table and writes the raw numbers as
+``frameworks-<UTC time>[-quick].json`` (default folder ``bench/results``).
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime as _dt
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from .common import BenchResult, Options, Table, fmt_ms, save_in_place, scratch_dir, summarize
+from .common import (
+    BenchResult,
+    Options,
+    Table,
+    environment,
+    fmt_ms,
+    git_state,
+    prepare_process,
+    print_result,
+    save_in_place,
+    scratch_dir,
+    summarize,
+)
 
 NAME = "frameworks"
 TIMEOUT = 5.0
@@ -222,3 +241,38 @@ def run(options: Options) -> BenchResult:
         )
     result.tables.append(table)
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print its table, write the raw numbers as JSON."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.frameworks", description="Save to the next agent step, per framework."
+    )
+    parser.add_argument("--quick", action="store_true", help="5 saves per framework instead of 30")
+    parser.add_argument("--reps", type=int, default=None, metavar="N", help="saves per framework")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results", metavar="DIR")
+    args = parser.parse_args(argv)
+    prepare_process()
+    from rich.console import Console
+
+    console = Console(width=max(Console().width, 120))
+    began = time.perf_counter()
+    result = run(Options(quick=args.quick, reps=args.reps))
+    result.seconds = time.perf_counter() - began
+    print_result(result, console)
+    payload = {
+        "commit": git_state(),
+        "environment": environment(),
+        "options": {"quick": args.quick, "reps": args.reps},
+        "benchmarks": {NAME: result.as_json()},
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = args.out / f"frameworks-{stamp}{'-quick' if args.quick else ''}.json"
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    console.print(f"raw numbers: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
