@@ -82,7 +82,7 @@ class LiveTool(BaseTool):
         return _content(await self._snapshot.ainvoke(self.name, kwargs, tool_use_id=self._call_id))
 
 
-def _block(part: ResultPart) -> str | dict[str, Any]:
+def _block(part: ResultPart) -> dict[str, Any]:
     if part.kind == "text":
         return {"type": "text", "text": part.text}
     kind = "image" if part.kind == "image" else "file"
@@ -96,18 +96,19 @@ def _block(part: ResultPart) -> str | dict[str, Any]:
     return block
 
 
-def _content(result: ToolResult) -> str | list[str | dict[str, Any]]:
-    """A result as ``ToolMessage`` content: one string for text, standard content blocks otherwise."""
+def _content(result: ToolResult) -> str | list[dict[str, Any]]:
+    """A result as ``ToolMessage`` content: one string for text, standard content blocks otherwise.
+
+    An error result raises ``ToolException``, which LangChain answers with a
+    ``ToolMessage`` of ``status="error"`` (``handle_tool_error`` is on).
+    """
     parts = result_parts(result)
-    if all(part.kind == "text" for part in parts):
-        text = "\n".join(part.text for part in parts)
-        if failed(result):
-            raise ToolException(text)
-        return text
-    blocks = [_block(part) for part in parts]
+    text = "\n".join(part.text for part in parts if part.kind == "text")
     if failed(result):
-        raise ToolException("\n".join(part.text for part in parts if part.kind == "text"))
-    return blocks
+        raise ToolException(text)
+    if all(part.kind == "text" for part in parts):
+        return text
+    return [_block(part) for part in parts]
 
 
 class _Pins:
@@ -129,9 +130,6 @@ class _Pins:
     def get(self, call_id: str) -> RegistrySnapshot | None:
         with self._lock:
             return self._pins.get(call_id)
-
-    def __len__(self) -> int:
-        return len(self._pins)
 
 
 def _messages(response: Any) -> list[BaseMessage]:

@@ -21,6 +21,7 @@ from live_agents import (
     FAILING_CALLS,
     Brain,
     Result,
+    Step,
     check_failures,
     failing_tools_loader,
     fuzz_plan,
@@ -88,9 +89,16 @@ class BrainChatModel(BaseChatModel):
 class LangChainDriver:
     """One agent, built once; each ``run`` is a new conversation."""
 
-    def __init__(self, loader: ToolLoader, *, tools: Sequence[BaseTool] = (), mode: str = "invoke") -> None:
+    def __init__(
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[BaseTool] = (),
+        mode: str = "invoke",
+        max_pins: int = 1024,
+    ) -> None:
         self.model = BrainChatModel()
-        self.middleware = LiveToolsMiddleware(loader)
+        self.middleware = LiveToolsMiddleware(loader, max_pins=max_pins)
         self.agent = create_agent(self.model, tools=list(tools), middleware=[self.middleware])
         self.mode = mode
 
@@ -137,6 +145,28 @@ def test_edits_additions_and_removals_reach_the_next_step(
     driver.run(again, max_steps=3)
     assert again.steps[0].offered == {"greet": "greet version 3."}
     assert results_by_call(again) == {"call_1": ("greet v3 for di", False)}
+
+
+def test_a_call_whose_pin_was_forgotten_runs_the_current_version(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    loader = make_loader(tools_dir)
+    driver = LangChainDriver(loader, max_pins=1)
+
+    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        if step.index > 0:
+            return []
+        write(tools_dir / "greet.py", versioned_tool("greet", 2))
+        wait_serving(loader, "greet", 2)
+        return [("greet", {"who": "old"}), ("greet", {"who": "new"})]
+
+    brain = Brain(plan)
+    driver.run(brain, max_steps=3)
+    assert results_by_call(brain) == {
+        "call_1": ("greet v2 for old", False),  # its pin made way for call_2's: the current version ran
+        "call_2": ("greet v1 for new", False),
+    }
 
 
 def test_schemas_are_the_tools_json_schemas(tools_dir: Path, make_loader: MakeLoader) -> None:
