@@ -7,6 +7,10 @@
   snapshot, and lists its tools (``get_tools``) from it for the whole step.
 * Each listed tool carries that snapshot, and ``call_tool`` runs through it:
   a step's calls run the versions the model was shown in that step.
+* A name the agent's own function tools use (``tools=``, ``@agent.tool``) is
+  left out: pydantic-ai refuses two tools of one name and would end the run.
+  A clash with another toolset (an MCP server's, say) still gets pydantic-ai's
+  own error; wrap one of them in ``.prefixed(...)``.
 * Schemas are the tools' JSON Schemas, as is (``parameters_json_schema``); the
   registry validates arguments. A tool's error result raises ``ToolFailed``:
   the model sees a failed tool return, no retry budget is spent, the run goes
@@ -26,7 +30,7 @@ try:
     from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.messages import BinaryContent
     from pydantic_ai.tools import AgentDepsT
-    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -62,6 +66,21 @@ def _output(result: ToolResult) -> Any:
         part.text if part.kind == "text" else BinaryContent(part.data, media_type=mime_type(part))
         for part in parts
     ]
+
+
+def _own_names(ctx: RunContext[Any]) -> set[str]:
+    """The names of the agent's own function tools (``tools=``, ``@agent.tool``): a clash ends a run."""
+    names: set[str] = set()
+    if ctx.agent is None:
+        return names
+
+    def visit(toolset: AbstractToolset[Any]) -> None:
+        if isinstance(toolset, FunctionToolset):
+            names.update(toolset.tools)
+
+    for toolset in ctx.agent.toolsets:
+        toolset.apply(visit)
+    return names
 
 
 class LiveToolset(AbstractToolset[AgentDepsT]):
@@ -122,9 +141,14 @@ class LiveToolset(AbstractToolset[AgentDepsT]):
         )
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
-        """The step snapshot's tools."""
+        """The step snapshot's tools, but for the names the agent's own function tools use."""
         snapshot = self._step_snapshot()
-        return {tool.tool_name: self._listed(snapshot, tool) for tool in snapshot.tools()}
+        own = _own_names(ctx)
+        return {
+            tool.tool_name: self._listed(snapshot, tool)
+            for tool in snapshot.tools()
+            if tool.tool_name not in own
+        }
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]

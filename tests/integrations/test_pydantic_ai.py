@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.tools import Tool, ToolDefinition
 from pydantic_ai.usage import UsageLimits
 from support import MakeLoader, write
 
@@ -44,12 +45,14 @@ from loader.reload.loader import ToolLoader
 class PydanticAIDriver:
     """One agent, built once around a ``FunctionModel`` that asks the current brain."""
 
-    def __init__(self, loader: ToolLoader, *, mode: str = "run_sync") -> None:
+    def __init__(
+        self, loader: ToolLoader, *, mode: str = "run_sync", tools: Sequence[Tool[None]] = ()
+    ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
         self.seen_tools: list[ToolDefinition] = []
         self.returns: dict[str, ToolReturnPart | RetryPromptPart] = {}
-        self.agent = Agent(FunctionModel(self._respond), toolsets=[LiveToolset(loader)])
+        self.agent = Agent(FunctionModel(self._respond), tools=tools, toolsets=[LiveToolset(loader)])
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         assert self.brain is not None
@@ -161,6 +164,21 @@ def test_tool_errors_are_failed_returns_and_the_run_goes_on(
     assert {part.outcome for part in driver.returns.values() if isinstance(part, ToolReturnPart)} == {
         "failed"
     }
+
+
+def test_the_agents_own_tool_keeps_its_name(tools_dir: Path, make_loader: MakeLoader) -> None:
+    def greet(who: str) -> str:
+        """The agent's own greeting."""
+        return f"own greeting for {who}"
+
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    write(tools_dir / "farewell.py", versioned_tool("farewell", 1))
+    loader = make_loader(tools_dir, watch=False)
+    driver = PydanticAIDriver(loader, tools=[Tool(greet)])
+    brain = Brain(lambda brain, step: [("greet", {"who": "fa"})] if step.index == 0 else [])
+    driver.run(brain, max_steps=3)
+    assert brain.steps[0].offered == {"greet": "The agent's own greeting.", "farewell": "farewell version 1."}
+    assert results_by_call(brain) == {"call_1": ("own greeting for fa", False)}
 
 
 def test_json_and_image_results_become_pydantic_ai_content(tools_dir: Path, make_loader: MakeLoader) -> None:
