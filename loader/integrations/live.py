@@ -13,7 +13,7 @@ import copy
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, cast
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, JSONSchema, ToolResult
@@ -44,9 +44,19 @@ ToolSource: TypeAlias = ToolRegistry | HasRegistry
 
 
 def registry_of(source: ToolSource) -> ToolRegistry:
-    """The registry behind ``source`` (a loader's, or ``source`` itself)."""
+    """The registry behind ``source`` (a loader's, or ``source`` itself).
+
+    Raises:
+        TypeError: ``source`` is neither a ``ToolRegistry`` nor serves one.
+    """
     registry = getattr(source, "registry", None)
-    return cast(ToolRegistry, registry if registry is not None else source)
+    found = registry if registry is not None else source
+    if not isinstance(found, ToolRegistry):
+        raise TypeError(
+            "the live tools come from a ToolLoader or a ToolRegistry, "
+            f"got {type(source).__name__} (no ToolRegistry behind it)"
+        )
+    return found
 
 
 def input_schema(tool: AgentTool) -> JSONSchema:

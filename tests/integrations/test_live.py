@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from support import MakeLoader, write
 
 from loader.integrations.live import ResultPart, failed, input_schema, registry_of, result_parts, result_text
@@ -15,6 +16,10 @@ def test_a_loader_or_a_bare_registry_is_a_source(tools_dir: Path, make_loader: M
     loader = make_loader(tools_dir, watch=False)
     assert registry_of(loader) is loader.registry
     assert registry_of(loader.registry) is loader.registry
+    with pytest.raises(
+        TypeError, match=r"ToolLoader or a ToolRegistry, got str \(no ToolRegistry behind it\)"
+    ):
+        registry_of("tools")  # type: ignore[arg-type]
 
 
 def test_input_schema_is_a_private_object_rooted_copy(tools_dir: Path, make_loader: MakeLoader) -> None:
