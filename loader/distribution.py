@@ -62,7 +62,14 @@ DISTRIBUTION: Final = "tool-loader"
 FALLBACK: Final[Mapping[str, tuple[str, ...]]] = {
     "mcp": ("mcp>=2.1,<3",),
     "metrics": ("prometheus_client>=0.20",),
+    "otel": ("opentelemetry-api>=1.27",),
     "strands": ("strands-agents>=1.35",),
+    "langchain": ("langchain>=1.0", "langchain-core>=1.0", "langgraph>=1.0"),
+    "openai-agents": ("openai-agents>=0.24",),
+    "pydantic-ai": ("pydantic-ai-slim>=2.0",),
+    "google-adk": ("google-adk>=2.0",),
+    "llama-index": ("llama-index-core>=0.14",),
+    "smolagents": ("smolagents>=1.26",),
 }
 """Each extra's requirements as ``pyproject.toml`` spells them, for when no metadata is installed."""
 

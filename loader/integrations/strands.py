@@ -24,7 +24,7 @@ import logging
 import threading
 import weakref
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 try:
     from strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
@@ -46,6 +46,7 @@ from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..tools.strands_function import StrandsFunctionTool
 from ..types import AgentTool, ToolSpec, new_tool_use_id
+from .live import ToolSource, registry_of
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -55,18 +56,6 @@ if TYPE_CHECKING:
 __all__ = ["LoaderToolProvider", "StrandsContextHandlers", "StrandsFunctionTool", "StrandsToolAdapter"]
 
 logger = logging.getLogger(__name__)
-
-
-class _HasRegistry(Protocol):
-    """Anything serving a registry, such as a ``ToolLoader``."""
-
-    @property
-    def registry(self) -> ToolRegistry: ...
-
-
-def _registry_of(source: ToolRegistry | _HasRegistry) -> ToolRegistry:
-    registry = getattr(source, "registry", None)
-    return cast("ToolRegistry", registry if registry is not None else source)
 
 
 class StrandsToolAdapter(StrandsAgentTool):
@@ -221,7 +210,7 @@ class LoaderToolProvider(ToolProvider, Plugin):
     (with a warning) rather than replaced.
     """
 
-    def __init__(self, source: ToolRegistry | _HasRegistry, *, name: str = "tool-loader") -> None:
+    def __init__(self, source: ToolSource, *, name: str = "tool-loader") -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         Args:
@@ -229,7 +218,7 @@ class LoaderToolProvider(ToolProvider, Plugin):
             name: The plugin name; give each provider on one agent its own.
         """
         self._plugin_name = name
-        self._registry = _registry_of(source)
+        self._registry = registry_of(source)
         self._adapters: dict[str, StrandsToolAdapter] = {}
         self._agents: weakref.WeakKeyDictionary[Any, _AgentSync] = weakref.WeakKeyDictionary()
         self._consumers: set[Any] = set()

@@ -1,0 +1,264 @@
+"""The loader's live tools in a LangChain v1 agent (``create_agent``, LangGraph underneath), as middleware.
+
+``create_agent(model, tools=[], middleware=[LiveToolsMiddleware(loader)])``
+
+* Before every model call (``wrap_model_call``) the middleware takes one
+  registry snapshot and adds its tools to the request: each one a LangChain
+  ``BaseTool`` whose ``args_schema`` is the tool's JSON Schema, as is.
+* The snapshot is pinned to the tool-call ids of the model's answer; when
+  LangGraph's ``ToolNode`` reaches a call it does not know (``request.tool`` is
+  None), ``wrap_tool_call`` hands it the tool from that call's snapshot, so the
+  call runs the version the model was shown even if the file changed since.
+* A tool's error result is raised as ``ToolException`` inside the tool, which
+  LangChain turns into a ``ToolMessage`` with ``status="error"``; the run goes on.
+
+An agent's own tool (given to ``create_agent``) keeps its name: a live tool of
+the same name is left out. Pins are kept for the newest ``max_pins`` calls; a
+call older than that, or one resumed from a checkpoint in another process,
+runs the registry's current version.
+
+LangChain is an optional extra: ``langchain``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        ExtendedModelResponse,
+        ModelRequest,
+        ModelResponse,
+        ToolCallRequest,
+    )
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.tools import BaseTool, ToolException
+    from langgraph.types import Command
+    from pydantic import PrivateAttr
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from ..distribution import install_command
+
+    raise ImportError(
+        f"loader.integrations.langchain needs LangChain v1: {install_command('langchain')}", name=exc.name
+    ) from exc
+
+from ..registry.snapshot import RegistrySnapshot
+from ..registry.tool_registry import ToolRegistry
+from ..types import AgentTool, ToolResult
+from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+
+__all__ = ["LiveTool", "LiveToolsMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_PINS = 1024
+"""How many tool calls keep the snapshot they were offered from (oldest forgotten first)."""
+
+
+class LiveTool(BaseTool):
+    """One registry tool, pinned to the snapshot it came from, as a LangChain ``BaseTool``."""
+
+    handle_tool_error: Any = True
+    _snapshot: RegistrySnapshot = PrivateAttr()
+    _call_id: str | None = PrivateAttr(default=None)
+
+    @classmethod
+    def pinned(cls, snapshot: RegistrySnapshot, tool: AgentTool, call_id: str | None = None) -> LiveTool:
+        """The tool as ``snapshot`` holds it; ``call_id`` names the call its results answer."""
+        spec = tool.tool_spec
+        live = cls(name=spec["name"], description=spec.get("description", ""), args_schema=input_schema(tool))
+        live._snapshot = snapshot
+        live._call_id = call_id
+        return live
+
+    def _run(self, **kwargs: Any) -> Any:
+        return _content(self._snapshot.invoke(self.name, kwargs, tool_use_id=self._call_id))
+
+    async def _arun(self, **kwargs: Any) -> Any:
+        return _content(await self._snapshot.ainvoke(self.name, kwargs, tool_use_id=self._call_id))
+
+
+def _block(part: ResultPart) -> dict[str, Any]:
+    if part.kind == "text":
+        return {"type": "text", "text": part.text}
+    kind = "image" if part.kind == "image" else "file"
+    block: dict[str, Any] = {
+        "type": kind,
+        "base64": base64.b64encode(part.data).decode("ascii"),
+        "mime_type": mime_type(part),
+    }
+    if part.kind == "document":
+        block["filename"] = f"{part.name}.{part.format}"
+    return block
+
+
+def _content(result: ToolResult) -> str | list[dict[str, Any]]:
+    """A result as ``ToolMessage`` content: one string for text, standard content blocks otherwise.
+
+    An error result raises ``ToolException``, which LangChain answers with a
+    ``ToolMessage`` of ``status="error"`` (``handle_tool_error`` is on).
+    """
+    parts = result_parts(result)
+    text = "\n".join(part.text for part in parts if part.kind == "text")
+    if failed(result):
+        raise ToolException(text)
+    if all(part.kind == "text" for part in parts):
+        return text
+    return [_block(part) for part in parts]
+
+
+class _Pins:
+    """Tool-call id -> the snapshot its step offered, for the newest ``limit`` calls."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._pins: OrderedDict[str, RegistrySnapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def pin(self, call_ids: Iterable[str], snapshot: RegistrySnapshot) -> None:
+        with self._lock:
+            for call_id in call_ids:
+                self._pins[call_id] = snapshot
+                self._pins.move_to_end(call_id)
+            while len(self._pins) > self._limit:
+                self._pins.popitem(last=False)
+
+    def get(self, call_id: str) -> RegistrySnapshot | None:
+        with self._lock:
+            return self._pins.get(call_id)
+
+
+def _messages(response: Any) -> list[BaseMessage]:
+    if isinstance(response, ExtendedModelResponse):
+        response = response.model_response
+    if isinstance(response, ModelResponse):
+        return list(response.result)
+    return [response] if isinstance(response, BaseMessage) else []
+
+
+def _own_names(tools: Iterable[BaseTool | dict[str, Any]]) -> set[str]:
+    names: set[str] = set()
+    for tool in tools:
+        if isinstance(tool, BaseTool):
+            names.add(tool.name)
+        elif isinstance(tool, dict):
+            name = tool.get("name") or tool.get("function", {}).get("name")
+            if isinstance(name, str):
+                names.add(name)
+    return names
+
+
+class LiveToolsMiddleware(AgentMiddleware):
+    """The loader's tools for a LangChain agent: a fresh snapshot each model call, its calls pinned to it.
+
+    Example:
+        >>> loader = ToolLoader(["./tools"]); loader.scan(); loader.start()
+        >>> agent = create_agent(model, tools=[], middleware=[LiveToolsMiddleware(loader)])
+    """
+
+    def __init__(self, source: ToolSource, *, max_pins: int = DEFAULT_MAX_PINS) -> None:
+        """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
+
+        Args:
+            source: Where the tools come from; it keeps loading and reloading on its own.
+            max_pins: How many recent tool calls remember the snapshot they were offered from.
+        """
+        super().__init__()
+        self.tools: list[BaseTool] = []
+        self._registry = registry_of(source)
+        self._pins = _Pins(max_pins)
+        self._cache_lock = threading.Lock()
+        self._cached: tuple[int, list[LiveTool]] = (-1, [])
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The registry the tools come from."""
+        return self._registry
+
+    def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
+        """The tools of ``snapshot`` (default: the registry's current one) as pinned ``BaseTool`` s."""
+        snapshot = snapshot or self._registry.snapshot()
+        with self._cache_lock:
+            generation, tools = self._cached
+            if generation != snapshot.generation:
+                tools = [LiveTool.pinned(snapshot, tool) for tool in snapshot.tools()]
+                self._cached = (snapshot.generation, tools)
+            return tools
+
+    # -- model calls ------------------------------------------------------------------
+
+    def _offer(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], RegistrySnapshot, set[str]]:
+        snapshot = self._registry.snapshot()
+        own = _own_names(request.tools)
+        live = [tool for tool in self.live_tools(snapshot) if tool.name not in own]
+        return request.override(tools=[*request.tools, *live]), snapshot, {tool.name for tool in live}
+
+    def _pin(self, response: Any, snapshot: RegistrySnapshot, names: set[str]) -> None:
+        ids = [
+            call["id"]
+            for message in _messages(response)
+            if isinstance(message, AIMessage)
+            for call in message.tool_calls
+            if call.get("id") and call["name"] in names
+        ]
+        self._pins.pin([call_id for call_id in ids if call_id], snapshot)
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Offer this step's snapshot and pin the calls the model makes to it."""
+        offered, snapshot, names = self._offer(request)
+        response = handler(offered)
+        self._pin(response, snapshot, names)
+        return response
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Async ``wrap_model_call``."""
+        offered, snapshot, names = self._offer(request)
+        response = await handler(offered)
+        self._pin(response, snapshot, names)
+        return response
+
+    # -- tool calls ---------------------------------------------------------------------
+
+    def _resolve(self, request: ToolCallRequest) -> ToolCallRequest:
+        """The request with our tool for a call the agent's ``ToolNode`` does not know."""
+        if request.tool is not None:
+            return request
+        call = request.tool_call
+        call_id = call.get("id")
+        call_key = (call["name"], call_id)
+        snapshot = self._pins.get(call_id) if call_id else None
+        if snapshot is None:
+            logger.debug(
+                "tool_name=<%s>, call_id=<%s> | no pinned snapshot, using the current one", *call_key
+            )
+            snapshot = self._registry.snapshot()
+        tool = snapshot.get(call["name"])
+        if tool is None:
+            return request
+        return request.override(tool=LiveTool.pinned(snapshot, tool, call_id))
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        """Run a live tool's call through the snapshot its step offered."""
+        return handler(self._resolve(request))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async ``wrap_tool_call``."""
+        return await handler(self._resolve(request))

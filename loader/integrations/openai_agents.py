@@ -1,0 +1,154 @@
+"""The loader's live tools in the OpenAI Agents SDK: ``LiveAgent``, an ``agents.Agent`` with a tool source.
+
+``LiveAgent(name="a", model=model, tool_source=loader)``
+
+* The runner asks ``agent.get_all_tools()`` once per turn, before the model
+  call, and runs that turn's tool calls with the ``FunctionTool`` objects it
+  got. ``LiveAgent`` overrides ``get_all_tools`` to add one registry
+  snapshot's tools, each a ``FunctionTool`` bound to that snapshot: a turn's
+  calls run the versions its model call was shown.
+* ``agent.tools`` is never touched: the SDK refuses a tools list that changes
+  during a run, and the agent's own tools keep their names (a live tool of
+  the same name is left out).
+* Schemas are the tools' JSON Schemas, non-strict (``strict_json_schema=False``,
+  as the SDK does for MCP tools). An error result becomes the call's output
+  text, as the SDK does for MCP error results; set ``tool_error_function`` to
+  word it yourself (it gets a ``LiveToolError``). Text comes back as a string,
+  images and documents as the SDK's image and file outputs.
+
+The OpenAI Agents SDK is an optional extra: ``openai-agents``.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Generic
+
+try:
+    from agents import (
+        Agent,
+        FunctionTool,
+        RunContextWrapper,
+        Tool,
+        ToolOutputFileContentDict,
+        ToolOutputImageDict,
+        ToolOutputTextDict,
+    )
+    from agents.run_context import TContext
+    from agents.tool import ToolErrorFunction
+    from agents.tool_context import ToolContext
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from ..distribution import install_command
+
+    raise ImportError(
+        f"loader.integrations.openai_agents needs the OpenAI Agents SDK: {install_command('openai-agents')}",
+        name=exc.name,
+    ) from exc
+
+from ..registry.snapshot import RegistrySnapshot
+from ..types import AgentTool, ToolResult
+from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+
+__all__ = ["LiveAgent", "LiveToolError"]
+
+
+class LiveToolError(Exception):
+    """A live tool's error result, as handed to ``LiveAgent.tool_error_function``."""
+
+
+_Output = str | list[ToolOutputTextDict | ToolOutputImageDict | ToolOutputFileContentDict]
+
+
+def _item(part: ResultPart) -> ToolOutputTextDict | ToolOutputImageDict | ToolOutputFileContentDict:
+    if part.kind == "text":
+        return ToolOutputTextDict(type="text", text=part.text)
+    url = f"data:{mime_type(part)};base64,{base64.b64encode(part.data).decode('ascii')}"
+    if part.kind == "image":
+        return ToolOutputImageDict(type="image", image_url=url)
+    return ToolOutputFileContentDict(type="file", file_data=url, filename=f"{part.name}.{part.format}")
+
+
+def _output(result: ToolResult) -> _Output:
+    parts = result_parts(result)
+    if all(part.kind == "text" for part in parts):
+        return "\n".join(part.text for part in parts)
+    return [_item(part) for part in parts]
+
+
+async def _error_output(error_function: ToolErrorFunction, ctx: ToolContext[Any], text: str) -> str:
+    worded = error_function(ctx, LiveToolError(text))
+    return str(await worded) if inspect.isawaitable(worded) else str(worded)
+
+
+async def _invoke(
+    snapshot: RegistrySnapshot,
+    name: str,
+    error_function: ToolErrorFunction | None,
+    ctx: ToolContext[Any],
+    arguments: str,
+) -> _Output:
+    try:
+        tool_input = json.loads(arguments) if arguments.strip() else {}
+    except ValueError as exc:
+        text = f"Tool {name}: the arguments are not valid JSON: {exc}"
+        return await _error_output(error_function, ctx, text) if error_function else text
+    result = await snapshot.ainvoke(name, tool_input, tool_use_id=ctx.tool_call_id)
+    output = _output(result)
+    if failed(result) and error_function is not None:
+        text = output if isinstance(output, str) else "\n".join(p.text for p in result_parts(result))
+        return await _error_output(error_function, ctx, text)
+    return output
+
+
+def _function_tool(
+    snapshot: RegistrySnapshot, tool: AgentTool, error_function: ToolErrorFunction | None
+) -> Tool:
+    spec = tool.tool_spec
+    return FunctionTool(
+        name=spec["name"],
+        description=spec.get("description", ""),
+        params_json_schema=input_schema(tool),
+        on_invoke_tool=partial(_invoke, snapshot, spec["name"], error_function),
+        strict_json_schema=False,
+    )
+
+
+@dataclass
+class LiveAgent(Agent[TContext], Generic[TContext]):
+    """An ``agents.Agent`` whose tools also include the loader's, one registry snapshot per turn.
+
+    Example:
+        >>> loader = ToolLoader(["./tools"]); loader.scan(); loader.start()
+        >>> agent = LiveAgent(name="assistant", model=model, tool_source=loader)
+        >>> result = await Runner.run(agent, "hello")
+    """
+
+    tool_source: ToolSource | None = None
+    """Where the live tools come from: a ``ToolRegistry``, or anything with a ``registry`` (a loader)."""
+
+    tool_error_function: ToolErrorFunction | None = None
+    """How a live tool's error reaches the model; None: the error result's own text."""
+
+    _live_cache: tuple[int, list[Tool]] = field(default=(-1, []), init=False, repr=False, compare=False)
+
+    def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[Tool]:
+        """The tools of ``snapshot`` (default: the current one) as ``FunctionTool`` s bound to it."""
+        if self.tool_source is None:
+            return []
+        snapshot = snapshot or registry_of(self.tool_source).snapshot()
+        generation, tools = self._live_cache
+        if generation != snapshot.generation:  # two turns racing here build the same list twice
+            error_function = self.tool_error_function
+            tools = [_function_tool(snapshot, tool, error_function) for tool in snapshot.tools()]
+            self._live_cache = (snapshot.generation, tools)
+        return tools
+
+    async def get_all_tools(self, run_context: RunContextWrapper[TContext]) -> list[Tool]:
+        """The agent's own tools (and MCP tools), then this turn's snapshot of the live ones."""
+        own = await super().get_all_tools(run_context)
+        taken = {tool.name for tool in own}
+        return [*own, *(tool for tool in self.live_tools() if tool.name not in taken)]
