@@ -171,6 +171,9 @@ async def test_bearer_tokens_guard_mcp_and_rotate_with_the_file(served_dir: Path
         )
         async with Client(authorised(served.url, "second-token"), mode="legacy") as client:
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo", "greet"]
+        tokens.write_text("# all revoked\n")  # revocation fails closed: the last token is refused
+        assert post_json(served.url, INITIALIZE, {"Authorization": "Bearer second-token"}).status == 401
+        await until(lambda: any("no bearer token is accepted" in line for line in served.lines))
 
 
 async def test_metrics_auth_flag_guards_metrics(served_dir: Path, tmp_path: Path) -> None:
