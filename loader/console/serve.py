@@ -42,6 +42,8 @@ _HTTP_ONLY = (
     "metrics_path",
     "session_idle_timeout",
     "header_timeout",
+    "body_timeout",
+    "max_connections",
     "keep_alive_timeout",
 )
 APPLIES_ONLY_WITH = {name: ("transport", "http") for name in _HTTP_ONLY}
@@ -107,6 +109,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="close connections that take longer to send request headers (default: 10; 0: no limit)",
     )
     http.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 when a request body takes longer after its headers (default: 30; 0: no limit)",
+    )
+    http.add_argument(
+        "--max-connections",
+        type=int,
+        default=512,
+        metavar="N",
+        help="connections served at once; more are answered 503 (default: 512, lowered to leave the loader "
+        "a quarter of the open-files limit; 0: only that cap)",
+    )
+    http.add_argument(
         "--keep-alive-timeout",
         type=int,
         default=5,
@@ -130,7 +147,13 @@ def _check_args(args: argparse.Namespace, dirs: list[Path]) -> None:
         if not str(getattr(args, option)).startswith("/"):
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} must start with '/', got {getattr(args, option)!r}")
-    for option in ("session_idle_timeout", "header_timeout", "keep_alive_timeout"):
+    for option in (
+        "session_idle_timeout",
+        "header_timeout",
+        "body_timeout",
+        "keep_alive_timeout",
+        "max_connections",
+    ):
         if getattr(args, option) < 0:
             raise UsageError(f"--{option.replace('_', '-')} must not be negative")
 
@@ -161,6 +184,8 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
         stateless=args.stateless,
         session_idle_timeout=args.session_idle_timeout or None,
         header_timeout=args.header_timeout or None,
+        body_timeout=args.body_timeout or None,
+        max_connections=args.max_connections or None,
         keep_alive_timeout=args.keep_alive_timeout,
         health_path=args.health_path,
         ready_path=args.ready_path,

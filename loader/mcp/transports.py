@@ -34,7 +34,15 @@ from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
 from ..errors import ToolLoaderError
-from .http_server import ReadyServer, header_timeout_protocol
+from .http_server import (
+    ConnectionGate,
+    ConnectionLimits,
+    GatedSocket,
+    ReadyServer,
+    connection_cap,
+    guarded_protocol,
+    quiet_client_disconnects,
+)
 from .probes import MetricsSource, Readiness
 from .server import MCPToolServer
 
@@ -67,6 +75,10 @@ class HttpOptions:
     """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless)."""
     header_timeout: float | None = 10.0
     """Seconds a connection may take to send complete request headers (None: no limit)."""
+    body_timeout: float | None = 30.0
+    """Seconds, after its headers, a request may take to send its body (None: no limit)."""
+    max_connections: int | None = 512
+    """Connections served at once, lowered to fit the descriptor limit (None: as many as it allows)."""
     keep_alive_timeout: int = 5
     """Seconds an idle keep-alive connection stays open."""
     health_path: str = "/healthz"
@@ -179,9 +191,10 @@ def http_app(
     return Starlette(routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, gate: ConnectionGate) -> GatedSocket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = GatedSocket(family, socket.SOCK_STREAM)
+    sock.gate = gate
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
@@ -214,7 +227,13 @@ async def serve_http(
     """
     options = options or HttpOptions()
     app = http_app(server, options, readiness=readiness, metrics=metrics)
-    sock = _bind(options.host, options.port)
+    limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=connection_cap(options.max_connections),
+    )
+    gate = ConnectionGate(limits.max_connections)
+    sock = _bind(options.host, options.port, gate)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{options.host.strip('[]')}]" if sock.family == socket.AF_INET6 else options.host
     url = f"http://{shown_host}:{bound_port}{options.path}"
@@ -223,9 +242,10 @@ async def serve_http(
         log_level="warning",
         timeout_graceful_shutdown=2,
         timeout_keep_alive=options.keep_alive_timeout,
-        http=header_timeout_protocol(options.header_timeout) if options.header_timeout else "h11",
+        http=guarded_protocol(limits, gate),
         lifespan="on",
     )
+    quiet_client_disconnects()
     ready_server = ReadyServer(config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None)
     try:
         await ready_server.serve(sockets=[sock])
