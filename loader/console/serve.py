@@ -17,6 +17,7 @@ from .loader_options import add_gate_arguments, loader_config, loader_plugins
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
+    from ..mcp.drain import DrainReport
     from ..mcp.probes import MetricsSource
     from ..mcp.server import MCPToolServer
     from ..mcp.transports import HttpOptions
@@ -45,6 +46,7 @@ _HTTP_ONLY = (
     "body_timeout",
     "max_connections",
     "keep_alive_timeout",
+    "shutdown_grace",
 )
 APPLIES_ONLY_WITH = {name: ("transport", "http") for name in _HTTP_ONLY}
 """Options refused on the command line unless ``--transport http`` (``loader.console.cli`` checks them)."""
@@ -124,6 +126,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "a quarter of the open-files limit; 0: only that cap)",
     )
     http.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM or Ctrl-C, refuse new requests and give calls in flight this long to finish; "
+        "then they get an error result and the server exits (default: 30)",
+    )
+    http.add_argument(
         "--keep-alive-timeout",
         type=int,
         default=5,
@@ -153,6 +163,7 @@ def _check_args(args: argparse.Namespace, dirs: list[Path]) -> None:
         "body_timeout",
         "keep_alive_timeout",
         "max_connections",
+        "shutdown_grace",
     ):
         if getattr(args, option) < 0:
             raise UsageError(f"--{option.replace('_', '-')} must not be negative")
@@ -187,6 +198,7 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
         body_timeout=args.body_timeout or None,
         max_connections=args.max_connections or None,
         keep_alive_timeout=args.keep_alive_timeout,
+        shutdown_grace=args.shutdown_grace,
         health_path=args.health_path,
         ready_path=args.ready_path,
         metrics_path=args.metrics_path,
@@ -251,12 +263,31 @@ def _serve_http(
         listening.append(url)
         announce_when_both()
 
+    def draining(calls: int) -> None:
+        _say(
+            console,
+            f"shutting down: draining, /readyz now 503, new requests refused; {calls} calls in flight "
+            f"get up to {options.shutdown_grace:g} s",
+            "yellow",
+        )
+
+    def drained(report: DrainReport) -> None:
+        stopped = f", {report.stopped} stopped with an error result" if report.stopped else ""
+        _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
+
     scanner = threading.Thread(target=scan_then_watch, name="tool-loader-initial-scan", daemon=True)
     scanner.start()
     try:
         anyio.run(
             functools.partial(
-                serve_http, server, options, readiness=readiness, metrics=metrics, on_ready=ready
+                serve_http,
+                server,
+                options,
+                readiness=readiness,
+                metrics=metrics,
+                on_ready=ready,
+                on_draining=draining,
+                on_drained=drained,
             )
         )
     except OSError as exc:

@@ -24,8 +24,9 @@ import logging
 import resource
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import h11
@@ -249,13 +250,60 @@ def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = Non
 
 
 class ReadyServer(uvicorn.Server):
-    """A uvicorn server that says when it accepts connections."""
+    """A uvicorn server that says when it accepts connections, and drains on SIGTERM or Ctrl-C.
 
-    def __init__(self, config: uvicorn.Config, *, on_ready: Callable[[], None] | None) -> None:
+    uvicorn on a signal stops at once (its graceful shutdown gives requests a
+    couple of seconds, then cuts them) and re-raises the signal, so the
+    process dies of it. Here the first signal runs ``drain`` (the application
+    finishes or stops its calls in flight) and only then lets uvicorn close
+    the connections; the process then exits normally. A second signal stops
+    at once.
+    """
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        on_ready: Callable[[], None] | None,
+        drain: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         super().__init__(config)
         self._on_ready = on_ready
+        self._drain = drain
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._signalled = False
+        self._draining: asyncio.Task[None] | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.started and self._on_ready is not None:
             self._on_ready()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The signal handler (main thread, between two bytecodes of whatever runs): start the drain."""
+        if self._drain is None or self._loop is None:
+            super().handle_exit(sig, frame)
+            return
+        if self._signalled:
+            logger.warning("signal=<%d> | second signal: stopping without waiting for calls", sig)
+            self.should_exit = self.force_exit = True
+            return
+        self._signalled = True
+        self._loop.call_soon_threadsafe(self._begin_drain)
+
+    def _begin_drain(self) -> None:
+        if self._draining is None and self._loop is not None:
+            self._draining = self._loop.create_task(self._drain_then_exit(), name="tool-loader-drain")
+
+    async def _drain_then_exit(self) -> None:
+        try:
+            if self._drain is not None:
+                await self._drain()
+        except Exception:
+            logger.exception("the drain failed; stopping")
+        finally:
+            self.should_exit = True

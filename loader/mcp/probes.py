@@ -37,13 +37,16 @@ class ReadyReport:
     failed_files: int
     generation: int
     scanned: bool
+    draining: bool = False
+    """The replica is shutting down: finishing its calls in flight, taking no new work."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class Readiness:
-    """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed)."""
+    """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed),
+    until the server begins to drain."""
 
     def __init__(self, server: MCPToolServer, *, requires_clean: bool = False, scanned: bool = False) -> None:
         self._server = server
@@ -67,7 +70,8 @@ class Readiness:
         statuses = loader.status(include_removed=False) if loader is not None else []
         failed = sum(1 for status in statuses if status.state in _FAILED_STATES)
         scanned = self.scanned
-        ready = scanned and not (self._requires_clean and failed)
+        draining = self._server.draining
+        ready = scanned and not draining and not (self._requires_clean and failed)
         return ReadyReport(
             ready=ready,
             fingerprint=self._server.fingerprint(snapshot),
@@ -75,4 +79,5 @@ class Readiness:
             failed_files=failed,
             generation=snapshot.generation,
             scanned=scanned,
+            draining=draining,
         )

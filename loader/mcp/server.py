@@ -48,6 +48,7 @@ from ..registry.changes import RegistryChangeSet
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, new_tool_use_id
+from .drain import CallsInFlight, DrainReport, stopped_by_shutdown
 from .fingerprints import GenerationFingerprints
 from .listing import ListingCache
 from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
@@ -156,6 +157,8 @@ class MCPToolServer:
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
         self._announced_generation = -1
+        self._calls = CallsInFlight()
+        self._grace = 0.0
         self._server = _ListChangedServer(
             name,
             version=_package_version(),
@@ -191,6 +194,27 @@ class MCPToolServer:
     def handshake_sessions(self) -> int:
         """Handshake-era clients known to be connected (closed ones are dropped at the next announcement)."""
         return len(self._legacy_sessions)
+
+    @property
+    def calls_in_flight(self) -> int:
+        """``tools/call`` s running now."""
+        return len(self._calls)
+
+    @property
+    def draining(self) -> bool:
+        """Whether ``drain`` has begun: the replica is on its way out."""
+        return self._calls.draining
+
+    async def drain(self, grace: float) -> DrainReport:
+        """Let the calls in flight finish within ``grace`` seconds, stop the rest, end listen streams.
+
+        A stopped call is answered with an error result naming the shutdown.
+        Refusing new requests meanwhile is the transport's part.
+        """
+        self._grace = grace
+        report = await self._calls.drain(grace)
+        self._listen.close()  # 2026-07-28 listeners get their stream's graceful end, not a cut
+        return report
 
     def fingerprint(self, snapshot: RegistrySnapshot | None = None) -> str:
         """The fingerprint of the tool set served now (or of ``snapshot``)."""
@@ -260,7 +284,12 @@ class MCPToolServer:
         snapshot = self._registry.snapshot()
         tool = snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
-        result = await snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=new_tool_use_id())
+        tool_use_id = new_tool_use_id()
+        result = await self._calls.run(
+            snapshot.ainvoke(params.name, params.arguments or {}, tool_use_id=tool_use_id)
+        )
+        if result is None:
+            result = stopped_by_shutdown(tool_use_id, self._grace)
         fingerprint = self._fingerprints.ready(snapshot)
         if fingerprint is None:
             fingerprint = await self._fingerprints.settled(snapshot)

@@ -5,6 +5,12 @@ the probes a load balancer or Kubernetes asks (``/healthz``, ``/readyz``,
 optionally ``/metrics``) on the same port. Bearer-token auth (any SDK
 ``TokenVerifier``, e.g. ``TokenFileVerifier``) guards the MCP endpoint; the
 probes stay open, ``/metrics`` on request.
+
+SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, requests
+to ``path`` are refused with a 503 whose JSON-RPC error names the shutdown (a
+balancer may retry them elsewhere: nothing ran), the calls in flight get
+``shutdown_grace`` seconds to finish, then the server exits. A second signal
+stops at once.
 """
 
 from __future__ import annotations
@@ -31,9 +37,10 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, request_response
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ToolLoaderError
+from .drain import SHUTTING_DOWN, DrainReport
 from .http_server import (
     ConnectionGate,
     ConnectionLimits,
@@ -49,6 +56,9 @@ from .server import MCPToolServer
 __all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
 
 _LOOPBACK_NAMES = ("localhost",)
+
+_FLUSH_SECONDS = 3
+"""After a drain, how long connections get to deliver the answers just made (streams left open are cut)."""
 
 
 class InsecureBindError(ToolLoaderError):
@@ -81,6 +91,8 @@ class HttpOptions:
     """Connections served at once, lowered to fit the descriptor limit (None: as many as it allows)."""
     keep_alive_timeout: int = 5
     """Seconds an idle keep-alive connection stays open."""
+    shutdown_grace: float = 30.0
+    """Seconds calls in flight get to finish after SIGTERM or Ctrl-C; then they are stopped."""
     health_path: str = "/healthz"
     ready_path: str = "/readyz"
     metrics_path: str = "/metrics"
@@ -106,6 +118,46 @@ async def serve_stdio(server: MCPToolServer) -> None:
     low = server.server
     async with stdio_server() as (read_stream, write_stream):
         await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
+class RefuseWhileDraining:
+    """ASGI middleware: while the server drains, requests to the MCP path get a 503 JSON-RPC error.
+
+    Outermost, so a refused request costs no token check and no session; the
+    probes and metrics keep answering (``/readyz`` says 503 itself).
+    """
+
+    def __init__(self, app: ASGIApp, *, server: MCPToolServer, path: str) -> None:
+        self._app = app
+        self._server = server
+        self._path = path.rstrip("/") or "/"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and self._server.draining
+            and (str(scope["path"]).rstrip("/") or "/") == self._path
+        ):
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32000,
+                        "message": f"{SHUTTING_DOWN}: send the request to another replica",
+                    },
+                }
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"1"),
+                (b"connection", b"close"),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._app(scope, receive, send)
 
 
 def _security(host: str) -> TransportSecuritySettings | None:
@@ -182,9 +234,9 @@ def http_app(
                 scopes_supported=options.auth.required_scopes,
             )
         )
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = [Middleware(RefuseWhileDraining, server=server, path=options.path)]
     if verifier is not None:
-        middleware = [
+        middleware += [
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
@@ -211,8 +263,10 @@ async def serve_http(
     readiness: Readiness | None = None,
     metrics: MetricsSource | None = None,
     on_ready: Callable[[str], None] | None = None,
+    on_draining: Callable[[int], None] | None = None,
+    on_drained: Callable[[DrainReport], None] | None = None,
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
+    """Serve streamable HTTP at ``http://host:port/path`` until interrupted, then drain.
 
     Args:
         server: The MCP server.
@@ -220,6 +274,8 @@ async def serve_http(
         readiness: What ``/readyz`` reports; default ready at once.
         metrics: What ``/metrics`` serves; none by default.
         on_ready: Called with the URL once the server accepts connections (port 0 picks a free port).
+        on_draining: Called with the number of calls in flight when a signal starts the drain.
+        on_drained: Called with how the drain went, before the connections close.
 
     Raises:
         InsecureBindError: A non-loopback host without a token verifier.
@@ -240,13 +296,23 @@ async def serve_http(
     config = uvicorn.Config(
         app,
         log_level="warning",
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=_FLUSH_SECONDS,
         timeout_keep_alive=options.keep_alive_timeout,
         http=guarded_protocol(limits, gate),
         lifespan="on",
     )
     quiet_client_disconnects()
-    ready_server = ReadyServer(config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None)
+
+    async def drain() -> None:
+        if on_draining is not None:
+            on_draining(server.calls_in_flight)
+        report = await server.drain(options.shutdown_grace)
+        if on_drained is not None:
+            on_drained(report)
+
+    ready_server = ReadyServer(
+        config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None, drain=drain
+    )
     try:
         await ready_server.serve(sockets=[sock])
     finally:

@@ -77,6 +77,31 @@ def test_deployments_probe_serve_and_mount_tokens(kind_file: str) -> None:
     assert (args.transport, args.host, args.stateless) == ("http", "0.0.0.0", True)
 
 
+DRAIN_MARGIN = 5
+"""Seconds past the shutdown grace for the answers to be flushed and the process to exit."""
+
+
+@pytest.mark.parametrize("kind_file", ["deployment-git-sync.yaml", "deployment-configmap.yaml"])
+def test_deployments_give_a_draining_replica_time_to_finish_its_calls(kind_file: str) -> None:
+    """preStop pauses while the endpoint leaves the Service; then SIGTERM drains for --shutdown-grace;
+    the pod's grace period must cover both, or the kubelet's SIGKILL cuts the calls the drain protects."""
+    deployment = next(doc for where, doc in documents() if where == f"{kind_file}:Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    server = containers(kind_file)["tool-loader"]
+    pause_command = server["lifecycle"]["preStop"]["exec"]["command"]
+    assert pause_command[0] == "sleep", pause_command
+    pause = float(pause_command[1])
+    assert pause >= 1, (
+        "a pause shorter than an endpoint update lets the balancer send work to a stopped replica"
+    )
+    args = build_parser().parse_args([*dockerfile_instruction("ENTRYPOINT")[1:], *server["args"]])
+    assert pod["terminationGracePeriodSeconds"] >= pause + args.shutdown_grace + DRAIN_MARGIN, (
+        pod["terminationGracePeriodSeconds"],
+        pause,
+        args.shutdown_grace,
+    )
+
+
 def test_git_sync_shares_an_empty_dir_with_the_server() -> None:
     found = containers("deployment-git-sync.yaml")
     assert {"tool-loader", "git-sync"} <= set(found)
