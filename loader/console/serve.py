@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from ..mcp.drain import DrainReport
     from ..mcp.probes import MetricsSource
     from ..mcp.server import MCPToolServer
+    from ..mcp.streams import StdioWire
     from ..mcp.transports import HttpOptions
     from ..reload.loader import ToolLoader
 
@@ -317,29 +320,52 @@ def run(args: argparse.Namespace) -> int:
     console = stderr_console()
     if args.transport == "http":
         _http_options(args)  # refuse bad auth settings before loading anything
-    loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
-    attach_history(loader, args)
-    server = MCPToolServer(
-        loader.registry,
-        loader=loader,
-        name=args.name,
-        instructions="These tools come from a live folder and change as files are saved.",
-    )
-
-    def show(line: StatusLine) -> None:
-        _say(console, line.text, line.style)
-
-    try:
-        with reporting(loader.registry, loader, show):
-            if args.transport == "stdio":
-                _scan(loader, console, dirs)
-                loader.start()
-                _say(console, "serving over stdio")
-                anyio.run(serve_stdio, server)
-            else:
-                _serve_http(args, server, loader, console, dirs)
-    finally:
-        server.close()
-        loader.close()
-        loader.registry.close()
+    with _standard_streams(stdio=args.transport == "stdio") as wire:
+        loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
+        try:
+            attach_history(loader, args)
+            server = MCPToolServer(
+                loader.registry,
+                loader=loader,
+                name=args.name,
+                instructions="These tools come from a live folder and change as files are saved.",
+            )
+            try:
+                with reporting(loader.registry, loader, functools.partial(_show, console)):
+                    if wire is not None:
+                        _scan(loader, console, dirs)
+                        loader.start()
+                        _say(console, "serving over stdio")
+                        anyio.run(serve_stdio, server, wire)
+                    else:
+                        _serve_http(args, server, loader, console, dirs)
+            finally:
+                server.close()
+        finally:
+            loader.close()
+            loader.registry.close()
     return 0
+
+
+def _show(console: Console, line: StatusLine) -> None:
+    _say(console, line.text, line.style)
+
+
+@contextlib.contextmanager
+def _standard_streams(*, stdio: bool) -> Iterator[StdioWire | None]:
+    """stderr through a bounded, never-blocking pump; over stdio, fd 1 kept for the protocol alone.
+
+    Both before the loader exists: a plugin or a tool printing at import must
+    not write into the protocol, and a client that never reads stderr must not
+    freeze the server.
+    """
+    from ..mcp.streams import StderrPump, StdioWire
+
+    pump = StderrPump()
+    wire = StdioWire() if stdio else None
+    try:
+        yield wire
+    finally:
+        if wire is not None:
+            wire.release()
+        pump.close()

@@ -15,12 +15,15 @@ stops at once.
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
 import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -52,6 +55,7 @@ from .http_server import (
 )
 from .probes import MetricsSource, Readiness
 from .server import MCPToolServer
+from .streams import StdioWire
 
 __all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
 
@@ -113,10 +117,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-async def serve_stdio(server: MCPToolServer) -> None:
-    """Serve one client over stdin/stdout until it disconnects."""
+async def serve_stdio(server: MCPToolServer, wire: StdioWire | None = None) -> None:
+    """Serve one client over stdin/stdout until it disconnects.
+
+    With ``wire`` (taken before the first scan, so nothing a tool prints at
+    import reaches the protocol) the protocol uses its private descriptors;
+    without it, the SDK diverts fds 0 and 1 for the time it serves.
+    """
     low = server.server
-    async with stdio_server() as (read_stream, write_stream):
+    streams: dict[str, Any] = {}
+    if wire is not None:
+        streams = {
+            "stdin": anyio.wrap_file(io.TextIOWrapper(wire.reader, encoding="utf-8", errors="replace")),
+            "stdout": anyio.wrap_file(io.TextIOWrapper(wire.writer, encoding="utf-8", write_through=True)),
+        }
+    async with stdio_server(**streams) as (read_stream, write_stream):
         await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
