@@ -322,8 +322,9 @@ def run(args: argparse.Namespace) -> int:
         _http_options(args)  # refuse bad auth settings before loading anything
     with _standard_streams(stdio=args.transport == "stdio") as wire:
         loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
+        recorder = None
         try:
-            attach_history(loader, args)
+            recorder = attach_history(loader, args)
             server = MCPToolServer(
                 loader.registry,
                 loader=loader,
@@ -344,6 +345,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             loader.close()
             loader.registry.close()
+            if recorder is not None:
+                recorder.close()
     return 0
 
 
