@@ -279,6 +279,7 @@ def _serve_http(
         _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
 
     scanner = threading.Thread(target=scan_then_watch, name="tool-loader-initial-scan", daemon=True)
+    loader.threads.watch(scanner)  # a scan that dies leaves /readyz 503 for good: /healthz must say so
     scanner.start()
     try:
         anyio.run(

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..health import ThreadHealth
 from ..hookspecs import hookimpl
 from ..types import AgentTool
 from .store import DEFAULT_KEEP, HistoryError, HistoryStore, NewVersion, database_path
@@ -61,6 +62,9 @@ class HistoryRecorder:
     def tool_loader_configure(self, loader: Any) -> None:
         """Remember the loader: its folders and file status records are needed later."""
         self._loader = loader
+        threads = getattr(loader, "threads", None)
+        if isinstance(threads, ThreadHealth):
+            self._writer.threads = threads
 
     @hookimpl
     def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:

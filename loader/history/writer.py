@@ -22,6 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..health import ThreadHealth
 from .store import (
     HistoryError,
     HistoryEvent,
@@ -70,7 +71,14 @@ class _Drops:
 class HistoryWriter:
     """Writes ``Record`` s and ``Removal`` s in order, on its own thread; ``submit`` never waits."""
 
-    def __init__(self, state_dir: str | os.PathLike[str] | None, *, keep: int, limit: int) -> None:
+    def __init__(
+        self,
+        state_dir: str | os.PathLike[str] | None,
+        *,
+        keep: int,
+        limit: int,
+        threads: ThreadHealth | None = None,
+    ) -> None:
         if limit < 1:
             raise ValueError(f"the history queue limit must be at least 1, got {limit}")
         self.state_dir = state_dir
@@ -87,6 +95,8 @@ class HistoryWriter:
         self._stores_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closing = False
+        self.threads = threads if threads is not None else ThreadHealth()
+        """Whose health this writer's thread counts in (the loader's, once the recorder knows it)."""
 
     # ------------------------------------------------------------ callers
     def submit(self, item: Record | Removal) -> bool:
@@ -152,6 +162,7 @@ class HistoryWriter:
     def _start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="tool-loader-history", daemon=True)
+            self.threads.watch(self._thread)
             self._thread.start()
 
     def _drop(self, root: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..status import FileState
 from .server import MCPToolServer
 
-__all__ = ["MetricsSource", "Readiness", "ReadyReport"]
+__all__ = ["LiveReport", "MetricsSource", "Readiness", "ReadyReport", "liveness"]
 
 _FAILED_STATES = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
 
@@ -42,6 +42,25 @@ class ReadyReport:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveReport:
+    """The body of a failing ``/healthz``: the loader threads that died (the process answers, but no save
+    would ever go live again, so only a restart helps)."""
+
+    alive: bool
+    dead_threads: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"alive": self.alive, "dead_threads": list(self.dead_threads)}
+
+
+def liveness(server: MCPToolServer) -> LiveReport:
+    """Alive while none of the loader's watched threads has died."""
+    loader = server.loader
+    deaths = loader.threads.deaths() if loader is not None else ()
+    return LiveReport(alive=not deaths, dead_threads=tuple(death.one_line() for death in deaths))
 
 
 class Readiness:

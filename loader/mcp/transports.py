@@ -4,7 +4,8 @@ The HTTP app is the SDK's streamable-HTTP session manager at ``path`` plus
 the probes a load balancer or Kubernetes asks (``/healthz``, ``/readyz``,
 optionally ``/metrics``) on the same port. Bearer-token auth (any SDK
 ``TokenVerifier``, e.g. ``TokenFileVerifier``) guards the MCP endpoint; the
-probes stay open, ``/metrics`` on request.
+probes stay open, ``/metrics`` on request. ``/healthz`` fails (503) once a loader
+thread has died: the process still answers, but only a restart brings saves back.
 
 SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, requests
 to ``path`` are refused with a 503 whose JSON-RPC error names the shutdown (a
@@ -53,7 +54,7 @@ from .http_server import (
     guarded_protocol,
     quiet_client_disconnects,
 )
-from .probes import MetricsSource, Readiness
+from .probes import MetricsSource, Readiness, liveness
 from .server import MCPToolServer
 from .streams import StdioWire
 
@@ -217,7 +218,10 @@ def http_app(
         return RequireAuthMiddleware(app, required_scopes, metadata_url) if verifier is not None else app
 
     async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok\n")
+        report = liveness(server)
+        if report.alive:
+            return PlainTextResponse("ok\n")
+        return Response(json.dumps(report.as_json()) + "\n", status_code=503, media_type="application/json")
 
     async def readyz(_: Request) -> Response:
         report = readiness.report()

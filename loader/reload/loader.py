@@ -25,6 +25,7 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..fingerprint import FingerprintCache
+from ..health import ThreadHealth
 from ..importing.backend import InProcessBackend, LoadBackend
 from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
@@ -109,8 +110,13 @@ class ToolLoader:
             hooked=lambda hook: has_implementations(self.plugin_manager, hook),
         )
         self._apply_lock = threading.RLock()
+        self.threads = ThreadHealth()
+        """The loader's own threads (and those serving it): which died, and of what."""
         self._scheduler = ChangeScheduler(
-            self._apply, tick=lambda: self._reconciler.supervise(), tick_interval=config.supervise_interval
+            self._apply,
+            tick=lambda: self._reconciler.supervise(),
+            tick_interval=config.supervise_interval,
+            threads=self.threads,
         )
         self._watcher = FolderWatcher(
             self._scheduler,
@@ -118,6 +124,7 @@ class ToolLoader:
             recursive=config.recursive,
             on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
             matters=self._matters,
+            threads=self.threads,
         )
         self._watching = False
         self._closed = False
@@ -153,6 +160,7 @@ class ToolLoader:
             scheduler=self._scheduler,
             watcher=self._watcher,
             config=config,
+            threads=self.threads,
         )
 
     # ------------------------------------------------------------ plugins

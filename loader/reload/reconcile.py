@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..health import ThreadHealth
 from ..importing.backend import LoadBackend
 from .config import LoaderConfig
 from .file_state import FileRecord, stat_signature
@@ -37,6 +38,7 @@ class Reconciler:
         scheduler: ChangeScheduler,
         watcher: FolderWatcher,
         config: LoaderConfig,
+        threads: ThreadHealth | None = None,
     ) -> None:
         self._roots = roots
         self._records = records
@@ -46,7 +48,11 @@ class Reconciler:
         self._watcher = watcher
         self._config = config
         self._rescanner = Rescanner(
-            roots, self._rescan_found, interval=config.rescan_interval, recursive=config.recursive
+            roots,
+            self._rescan_found,
+            interval=config.rescan_interval,
+            recursive=config.recursive,
+            threads=threads,
         )
 
     def start(self) -> None:
