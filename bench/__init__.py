@@ -17,6 +17,7 @@ BENCHMARKS = (
     "gate_cost",
     "isolation",
     "burst",
+    "sessions",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..mcp.transports import HttpOptions
     from ..reload.loader import ToolLoader
 
-__all__ = ["AUTH_TOKEN_FILE_ENV", "HELP", "add_arguments", "run"]
+__all__ = ["AUTH_TOKEN_FILE_ENV", "HELP", "add_arguments", "http_options", "run"]
 
 HELP = "serve the tools over MCP (stdio or streamable HTTP); clients see every change as files are saved"
 
@@ -89,7 +89,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help=f"bearer tokens, one per line, re-read when the file changes (env {AUTH_TOKEN_FILE_ENV})",
     )
-    http.add_argument("--metrics-auth", action="store_true", help="require a token on the metrics path too")
+    http.add_argument(
+        "--metrics-auth",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="require a token on the metrics path (default: whenever --auth-token-file guards MCP; "
+        "--no-metrics-auth leaves it open)",
+    )
     http.add_argument("--no-metrics", action="store_true", help="do not serve Prometheus metrics")
     http.add_argument(
         "--ready-requires-clean", action="store_true", help="not ready while any tool file fails to load"
@@ -102,9 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument(
         "--session-idle-timeout",
         type=float,
-        default=1800.0,
+        default=300.0,
         metavar="SECONDS",
-        help="forget handshake-era sessions idle this long (default: 1800; 0: never)",
+        help="forget handshake-era sessions idle this long (default: 300; 0: never)",
     )
     http.add_argument(
         "--header-timeout",
@@ -172,7 +178,13 @@ def _check_args(args: argparse.Namespace, dirs: list[Path]) -> None:
             raise UsageError(f"--{option.replace('_', '-')} must not be negative")
 
 
-def _http_options(args: argparse.Namespace) -> HttpOptions:
+def http_options(args: argparse.Namespace) -> HttpOptions:
+    """The HTTP transport's options from the command line.
+
+    Raises:
+        UsageError: Settings that cannot serve safely (metrics auth without tokens, a public host without
+            tokens, an unusable token file).
+    """
     from ..mcp.auth import TokenFileError, TokenFileVerifier
     from ..mcp.transports import HttpOptions, is_loopback
 
@@ -205,7 +217,7 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
         health_path=args.health_path,
         ready_path=args.ready_path,
         metrics_path=args.metrics_path,
-        metrics_require_auth=args.metrics_auth,
+        metrics_require_auth=args.metrics_auth if args.metrics_auth is not None else verifier is not None,
         token_verifier=verifier,
     )
 
@@ -244,7 +256,7 @@ def _serve_http(
     from ..mcp.probes import Readiness
     from ..mcp.transports import serve_http
 
-    options = _http_options(args)
+    options = http_options(args)
     readiness = Readiness(server, requires_clean=args.ready_requires_clean)
     metrics = _metrics(server, console, not args.no_metrics)
     listening: list[str] = []
@@ -320,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = stderr_console()
     if args.transport == "http":
-        _http_options(args)  # refuse bad auth settings before loading anything
+        http_options(args)  # refuse bad auth settings before loading anything
     with _standard_streams(stdio=args.transport == "stdio") as wire:
         loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
         recorder = None

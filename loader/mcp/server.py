@@ -39,7 +39,6 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -51,6 +50,7 @@ from ..types import AgentTool, new_tool_use_id
 from .drain import CallsInFlight, DrainReport, stopped_by_shutdown
 from .fingerprints import GenerationFingerprints
 from .listing import ListingCache
+from .sessions import HandshakeSessions
 from .wire import FINGERPRINT_META_KEY, call_tool_wire, text_is_structured, to_mcp_tool
 
 if TYPE_CHECKING:
@@ -59,9 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["CallOutcome", "CallRecord", "MCPToolServer"]
 
 logger = logging.getLogger(__name__)
-
-NOTIFY_TIMEOUT = 5.0
-"""Seconds one session may take to accept a list-changed notification before it is dropped."""
 
 MCP_SESSION_ID_HEADER = "mcp-session-id"
 
@@ -145,7 +142,7 @@ class MCPToolServer:
         self._loader = loader
         self._bus: SubscriptionBus = subscriptions if subscriptions is not None else InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
-        self._legacy_sessions: dict[int, ServerSession] = {}
+        self._legacy_sessions = HandshakeSessions()
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
         # Per protocol version: tool name -> (tool object, weakly, and its MCP Tool), from the last listing
         # built; weakly, so a replaced tool (and its module) is not kept alive by a listing.
@@ -192,8 +189,12 @@ class MCPToolServer:
 
     @property
     def handshake_sessions(self) -> int:
-        """Handshake-era clients known to be connected (closed ones are dropped at the next announcement)."""
+        """Handshake-era clients known to be connected (ended ones are let go at the next check)."""
         return len(self._legacy_sessions)
+
+    def check_sessions_every(self, seconds: float) -> None:
+        """How often ended handshake-era sessions are looked for (a transport with a short idle timeout)."""
+        self._legacy_sessions.check_interval = seconds
 
     @property
     def calls_in_flight(self) -> int:
@@ -335,14 +336,13 @@ class MCPToolServer:
         """Remember a handshake-era session so registry changes reach it outside any request.
 
         The SDK offers no public hook for a connection's end, so a session is
-        forgotten when it stops answering (see ``_notify_session``).
+        forgotten when it stops answering (``loader.mcp.sessions``).
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         if isinstance(ctx.request, Request) and MCP_SESSION_ID_HEADER not in ctx.request.headers:
             return  # stateless HTTP: the exchange is over, nothing can reach this client later
-        self._legacy_sessions[id(ctx.session)] = ctx.session
-        logger.debug("sessions=<%d> | handshake-era client initialized", len(self._legacy_sessions))
+        self._legacy_sessions.add(ctx.session)
 
     # -- change announcements ------------------------------------------------------
 
@@ -365,6 +365,7 @@ class MCPToolServer:
                 pass
 
         pump = asyncio.create_task(self._pump(receive), name="tool-loader-mcp-announcer")
+        checker = asyncio.create_task(self._legacy_sessions.keep_checking(), name="tool-loader-mcp-sessions")
         unsubscribe = self._registry.subscribe(listener)
         self._running += 1
         try:
@@ -374,7 +375,8 @@ class MCPToolServer:
             unsubscribe()
             send.close()
             pump.cancel()
-            await asyncio.wait([pump])  # lets a cancellation of this task itself propagate
+            checker.cancel()
+            await asyncio.wait([pump, checker])  # lets a cancellation of this task itself propagate
             if not self._running:  # the last run ends: close listen streams gracefully
                 self._listen.close()
 
@@ -397,24 +399,5 @@ class MCPToolServer:
                     return
                 self._announced_generation = generation
         await self._bus.publish(ToolsListChanged())
-        sessions = list(self._legacy_sessions.items())
-        async with anyio.create_task_group() as group:
-            for key, session in sessions:
-                group.start_soon(self._notify_session, key, session)
-        logger.debug(
-            "generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, len(sessions)
-        )
-
-    async def _notify_session(self, key: int, session: ServerSession) -> None:
-        """Notify one session, then ping it: a closed connection drops notifications silently."""
-        alive = False
-        with anyio.move_on_after(NOTIFY_TIMEOUT):
-            try:
-                await session.send_tool_list_changed()
-                await session.send_ping()
-                alive = True
-            except Exception:  # a closed session: forget it, never starve the others
-                logger.debug("a handshake-era session is gone", exc_info=True)
-        if not alive:
-            self._legacy_sessions.pop(key, None)
-            logger.debug("sessions=<%d> | forgot a handshake-era session", len(self._legacy_sessions))
+        told = await self._legacy_sessions.announce()
+        logger.debug("generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, told)

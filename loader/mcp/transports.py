@@ -4,8 +4,9 @@ The HTTP app is the SDK's streamable-HTTP session manager at ``path`` plus
 the probes a load balancer or Kubernetes asks (``/healthz``, ``/readyz``,
 optionally ``/metrics``) on the same port. Bearer-token auth (any SDK
 ``TokenVerifier``, e.g. ``TokenFileVerifier``) guards the MCP endpoint; the
-probes stay open, ``/metrics`` on request. ``/healthz`` fails (503) once a loader
-thread has died: the process still answers, but only a restart brings saves back.
+probes stay open; ``/metrics`` follows the MCP path unless told otherwise.
+``/healthz`` fails (503) once a loader thread has died: the process still
+answers, but only a restart brings saves back.
 
 SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, requests
 to ``path`` are refused with a 503 whose JSON-RPC error names the shutdown (a
@@ -41,7 +42,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, request_response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ToolLoaderError
 from .drain import SHUTTING_DOWN, DrainReport
@@ -56,6 +57,7 @@ from .http_server import (
 )
 from .probes import MetricsSource, Readiness, liveness
 from .server import MCPToolServer
+from .sessions import CHECK_INTERVAL
 from .streams import StdioWire
 
 __all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
@@ -86,8 +88,11 @@ class HttpOptions:
     path: str = "/mcp"
     stateless: bool = False
     """The SDK's stateless HTTP mode: no sessions, so any replica can answer any request."""
-    session_idle_timeout: float | None = 1800.0
-    """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless)."""
+    session_idle_timeout: float | None = 300.0
+    """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless).
+
+    Each idle session holds what the SDK built for it (tens of KB) until then; clients whose session
+    expired get 404 and start a new one, as the protocol says."""
     header_timeout: float | None = 10.0
     """Seconds a connection may take to send complete request headers (None: no limit)."""
     body_timeout: float | None = 30.0
@@ -101,7 +106,8 @@ class HttpOptions:
     health_path: str = "/healthz"
     ready_path: str = "/readyz"
     metrics_path: str = "/metrics"
-    metrics_require_auth: bool = False
+    metrics_require_auth: bool | None = None
+    """Whether ``/metrics`` (tool names, call counts) needs a token; None: whenever the MCP path does."""
     token_verifier: TokenVerifier | None = None
     """Bearer-token check for ``path`` (static tokens, or an OAuth resource server's verifier)."""
     auth: AuthSettings | None = None
@@ -176,6 +182,46 @@ class RefuseWhileDraining:
         await self._app(scope, receive, send)
 
 
+class _Exchange:
+    """One HTTP exchange's ``receive`` and ``send``, let go of when the exchange ends."""
+
+    __slots__ = ("_receive", "_send")
+
+    def __init__(self, receive: Receive, send: Send) -> None:
+        self._receive: Receive | None = receive
+        self._send: Send | None = send
+
+    async def receive(self) -> Message:
+        receive = self._receive
+        if receive is None:
+            return {"type": "http.disconnect"}
+        return await receive()
+
+    async def send(self, message: Message) -> None:
+        send = self._send
+        if send is not None:
+            await send(message)
+
+    def end(self) -> None:
+        self._receive = self._send = None
+
+
+class LetGoAfterExchange:
+    """ASGI wrapper: the SDK keeps the request a session's ``notifications/initialized`` came in (and through
+    its ``receive``, the HTTP connection's own objects) for the session's whole life; what it gets here lets
+    go of them once that exchange is over."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        exchange = _Exchange(receive, send)
+        try:
+            await self._app(scope, exchange.receive, exchange.send)
+        finally:
+            exchange.end()
+
+
 def _security(host: str) -> TransportSecuritySettings | None:
     """DNS-rebinding protection for loopback hosts, as the SDK's own ``streamable_http_app`` sets it."""
     if not is_loopback(host):
@@ -232,7 +278,7 @@ def http_app(
         )
 
     routes: list[Route] = [
-        Route(options.path, endpoint=guarded(StreamableHTTPASGIApp(manager))),
+        Route(options.path, endpoint=guarded(LetGoAfterExchange(StreamableHTTPASGIApp(manager)))),
         Route(options.health_path, endpoint=healthz, methods=["GET"]),
         Route(options.ready_path, endpoint=readyz, methods=["GET"]),
     ]
@@ -243,7 +289,10 @@ def http_app(
             return Response(source.render(), media_type=source.content_type)
 
         # A plain function is a request endpoint to Starlette; the guard is an ASGI app around one.
-        endpoint = guarded(request_response(scrape)) if options.metrics_require_auth else scrape
+        require = options.metrics_require_auth
+        if require is None:
+            require = verifier is not None
+        endpoint = guarded(request_response(scrape)) if require else scrape
         routes.append(Route(options.metrics_path, endpoint=endpoint, methods=["GET"]))
     if options.auth is not None and resource_url is not None:
         routes.extend(
@@ -302,6 +351,8 @@ async def serve_http(
     """
     options = options or HttpOptions()
     app = http_app(server, options, readiness=readiness, metrics=metrics)
+    if not options.stateless and options.session_idle_timeout is not None:
+        server.check_sessions_every(min(CHECK_INTERVAL, options.session_idle_timeout))
     limits = ConnectionLimits(
         header_timeout=options.header_timeout,
         body_timeout=options.body_timeout,

@@ -17,7 +17,8 @@ import pytest
 from serving import serve_http
 from support import write
 
-from loader.console.cli import build_parser
+from loader.console.cli import build_parser, parse
+from loader.console.serve import http_options
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
@@ -102,6 +103,21 @@ def test_deployments_give_a_draining_replica_time_to_finish_its_calls(kind_file:
     )
 
 
+def test_the_image_guards_metrics_with_the_tokens_that_guard_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image sets a token file; /metrics (tool names, call counts) must not stay open beside it."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("scrape-and-call\n")
+    env = dict(instruction_env("ENV"))
+    assert env["TOOL_LOADER_AUTH_TOKEN_FILE"] == "/var/run/tool-loader/tokens/tokens"
+    monkeypatch.setenv("TOOL_LOADER_AUTH_TOKEN_FILE", str(tokens))  # the Secret, mounted here instead
+    args = parse([*dockerfile_instruction("ENTRYPOINT")[1:], *dockerfile_instruction("CMD")]).args
+    options = http_options(args)
+    assert options.token_verifier is not None
+    assert options.metrics_require_auth is True
+
+
 def test_git_sync_shares_an_empty_dir_with_the_server() -> None:
     found = containers("deployment-git-sync.yaml")
     assert {"tool-loader", "git-sync"} <= set(found)
@@ -113,6 +129,12 @@ def instructions() -> dict[str, Any]:
     """deploy/Dockerfile parsed by Docker's own parser (the ``dockerfile`` package); last one of each kind."""
     dockerfile = pytest.importorskip("dockerfile", reason="dockerfile (Docker's parser) is not installed")
     return {command.cmd: command for command in dockerfile.parse_file(str(DEPLOY / "Dockerfile"))}
+
+
+def instruction_env(name: str) -> list[tuple[str, str]]:
+    """The ``KEY=value`` pairs of an ENV instruction of deploy/Dockerfile."""
+    values = list(instructions()[name].value)
+    return list(zip(values[0::2], values[1::2], strict=True))
 
 
 def dockerfile_instruction(name: str) -> list[str]:
