@@ -346,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
             )
             try:
                 with reporting(loader.registry, loader, functools.partial(_show, console)):
-                    if wire is not None:
+                    if args.transport == "stdio":
                         _scan(loader, console, dirs)
                         loader.start()
                         _say(console, "serving over stdio")
@@ -375,8 +375,11 @@ def _standard_streams(*, stdio: bool) -> Iterator[StdioWire | None]:
     not write into the protocol, and a client that never reads stderr must not
     freeze the server.
     """
-    from ..mcp.streams import StderrPump, StdioWire
+    from ..mcp.streams import SUPPORTED, StderrPump, StdioWire
 
+    if not SUPPORTED:
+        yield None
+        return
     pump = StderrPump()
     wire = StdioWire() if stdio else None
     try:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import resource
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -83,6 +82,10 @@ def connection_cap(wanted: int | None) -> int | None:
     from the same ``RLIMIT_NOFILE`` as the sockets: a quarter of it (at least
     64) stays out of the connections' reach.
     """
+    try:
+        import resource
+    except ImportError:  # not POSIX: no descriptor limit to share
+        return wanted
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return wanted

@@ -19,7 +19,6 @@ processes) waits for the reader of the real stderr.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import sys
@@ -27,9 +26,12 @@ import threading
 from collections import deque
 from typing import BinaryIO
 
-__all__ = ["DEFAULT_STDERR_BUFFER", "StderrPump", "StdioWire"]
+__all__ = ["DEFAULT_STDERR_BUFFER", "SUPPORTED", "StderrPump", "StdioWire"]
 
 logger = logging.getLogger(__name__)
+
+SUPPORTED = os.name == "posix"
+"""Both need POSIX descriptors; elsewhere the SDK's own diversion (while it serves) is all there is."""
 
 DEFAULT_STDERR_BUFFER = 1 << 20
 """Bytes of stderr output held while its reader is slow; beyond that, output is dropped."""
@@ -40,7 +42,9 @@ _EXIT_FLUSH_SECONDS = 1.0
 
 
 def _dup_above_std(fd: int) -> int:
-    """A close-on-exec duplicate of ``fd`` that cannot land on 0, 1 or 2."""
+    """A close-on-exec duplicate of ``fd`` that cannot land on 0, 1 or 2 (POSIX)."""
+    import fcntl
+
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
 
 
@@ -88,7 +92,7 @@ class StderrPump:
         self.dropped = 0
         """Bytes dropped so far because the real stderr was not being read."""
         self._real = _dup_above_std(2)
-        read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+        read_fd, write_fd = os.pipe()  # not inherited (PEP 446); fd 2, made from it below, is
         self._read_fd = read_fd
         os.dup2(write_fd, 2)  # fd 2 itself stays inheritable: worker processes write here too
         os.close(write_fd)
