@@ -18,6 +18,7 @@ BENCHMARKS = (
     "isolation",
     "burst",
     "sessions",
+    "drain",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -32,6 +32,7 @@ NAMES = [
     "isolation",
     "burst",
     "sessions",
+    "drain",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
