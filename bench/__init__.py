@@ -18,6 +18,8 @@ BENCHMARKS = (
     "isolation",
     "burst",
     "tracing_overhead",
+    "sessions",
+    "drain",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

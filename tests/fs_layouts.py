@@ -25,9 +25,11 @@ import os
 import shutil
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["ConfigMapLayout", "GitSyncLayout"]
+__all__ = ["ConfigMapLayout", "GitSyncLayout", "deep_chain", "make_deep_chain", "remove_deep_chain"]
 
 _revisions = itertools.count(1)
 
@@ -96,3 +98,39 @@ class ConfigMapLayout:
         if old is not None:
             shutil.rmtree(old)
         return payload
+
+
+def make_deep_chain(top: Path, depth: int) -> Path:
+    """``top/d/d/.../d``, ``depth`` folders in all, made one by one (``os.makedirs`` recurses per level)."""
+    current = top
+    current.mkdir()
+    for _ in range(depth - 1):
+        current = current / "d"
+        current.mkdir()
+    return current
+
+
+def remove_deep_chain(top: Path) -> None:
+    """Remove a chain made by ``make_deep_chain`` (and any files in it) without recursion.
+
+    ``shutil.rmtree`` recurses once per level on Python 3.11, so pytest could not clean it up either.
+    """
+    chain = [top]
+    while (chain[-1] / "d").is_dir():
+        chain.append(chain[-1] / "d")
+    for folder in reversed(chain):
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        folder.rmdir()
+
+
+@contextmanager
+def deep_chain(top: Path, depth: int) -> Iterator[Path]:
+    """A chain of ``depth`` nested folders at ``top`` for the test's duration; yields the deepest folder."""
+    deepest = make_deep_chain(top, depth)
+    try:
+        yield deepest
+    finally:
+        if top.exists():
+            remove_deep_chain(top)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -75,8 +76,17 @@ def serve_http(
     env: dict[str, str] | None = None,
     wait_ready: bool = False,
     verbose: int = 0,
+    max_open_files: int | None = None,
 ) -> Iterator[Served]:
-    """Start ``serve DIR --transport http --port 0 EXTRA...``; yield once it listens (or is ready)."""
+    """Start ``serve DIR --transport http --port 0 EXTRA...``; yield once it listens (or is ready).
+
+    ``max_open_files`` lowers the server's descriptor limit (``RLIMIT_NOFILE``), as a container's may be.
+    """
+
+    def limit_files() -> None:
+        if max_open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+
     process = subprocess.Popen(
         [
             sys.executable,
@@ -97,6 +107,7 @@ def serve_http(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=limit_files if max_open_files is not None else None,
     )
     lines: list[str] = []
     found = threading.Event()

@@ -36,10 +36,13 @@ T = TypeVar("T")
 class CallLane:
     """At most ``workers`` daemon threads running submitted calls in order of arrival."""
 
-    def __init__(self, name: str, workers: int, *, idle_seconds: float = 10.0) -> None:
+    def __init__(
+        self, name: str, workers: int, *, idle_seconds: float = 10.0, thread_name: str | None = None
+    ) -> None:
         if workers < 1:
             raise ValueError(f"a lane needs at least one worker, got {workers}")
         self.name = name
+        self._thread_name = thread_name or f"tool-loader-call[{name}]"
         self.workers = workers
         self._idle_seconds = idle_seconds
         self._jobs: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
@@ -67,7 +70,7 @@ class CallLane:
                 self._threads += 1
             self._cond.notify()
         if spawn:
-            thread = threading.Thread(target=self._serve, name=f"tool-loader-call[{self.name}]", daemon=True)
+            thread = threading.Thread(target=self._serve, name=self._thread_name, daemon=True)
             thread.start()
         return future
 

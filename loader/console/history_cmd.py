@@ -10,14 +10,14 @@ import time
 from rich.markup import escape
 from rich.table import Table
 
-from ..history.store import ToolVersion
+from ..history.store import HistoryEvent, HistoryEventKind, ToolVersion
 from ..spec_diff.kinds import SpecChangeKind
 from ..spec_diff.specs import describe_change
 from .common import add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
 from .render import display_path
 
-__all__ = ["HELP", "add_arguments", "change_label", "format_duration", "run"]
+__all__ = ["HELP", "add_arguments", "change_label", "describe_event", "format_duration", "run"]
 
 HELP = (
     "show the recorded versions of a tool, newest first: when each went live, for how long, hash and change"
@@ -55,18 +55,35 @@ def change_label(version: ToolVersion) -> str:
     return "first" if version.change is None else str(version.change.kind)
 
 
+def describe_event(event: HistoryEvent) -> str:
+    """One line about something that happened to the record itself (a reset, versions not recorded)."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.at))
+    if event.kind is HistoryEventKind.RESET:
+        return (
+            f"{when}: the history database was corrupt and was reset; the old one is kept at "
+            f"{event.set_aside} ({event.reason})"
+        )
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.since)) if event.since else "?"
+    return (
+        f"{when}: {event.count} tool versions went live but were not recorded (the database was busy "
+        f"from {since}); this history has gaps"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the versions; exit 2 when the tool has no history."""
     stores = open_history(args.dirs, args.state_dir)
     try:
         store = store_with_tool(stores, args.name)
         versions = store.versions(args.name)
+        events = store.events()
         if args.json:
             document = {
                 "tool": args.name,
                 "folder": str(store.folder),
                 "database": str(store.path),
                 "versions": [v.to_json() for v in versions],
+                "events": [{"at": e.at, "kind": str(e.kind), "text": describe_event(e)} for e in events],
             }
             sys.stdout.write(json.dumps(document, indent=2) + "\n")
             return 0
@@ -92,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
                 escape(display_path(version.file_path)),
                 escape(details),
             )
-        stdout_console().print(table)
+        console = stdout_console()
+        console.print(table)
+        for event in events:
+            console.print(f"note: {describe_event(event)}", style="yellow", markup=False, highlight=False)
         return 0
     finally:
         for opened in stores:

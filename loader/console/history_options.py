@@ -41,8 +41,7 @@ def attach_history(loader: ToolLoader, args: argparse.Namespace) -> HistoryRecor
     recorder = HistoryRecorder(args.state_dir)
     loader.register_plugin(recorder, name="tool-loader-history")
     try:
-        for root in loader.paths:
-            recorder.store_for(root)
+        recorder.check_state_dir()
     except HistoryError as exc:
         loader.plugin_manager.unregister(recorder)
         raise UsageError(f"{exc} (pass --state-dir, or --no-history to run without it)") from exc

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +21,14 @@ from .render import plural
 from .serve_status import StatusLine, reporting
 
 if TYPE_CHECKING:
+    from ..mcp.drain import DrainReport
     from ..mcp.probes import MetricsSource
     from ..mcp.server import MCPToolServer
+    from ..mcp.streams import StdioWire
     from ..mcp.transports import HttpOptions
     from ..reload.loader import ToolLoader
 
-__all__ = ["AUTH_TOKEN_FILE_ENV", "HELP", "add_arguments", "run"]
+__all__ = ["AUTH_TOKEN_FILE_ENV", "HELP", "add_arguments", "http_options", "run"]
 
 HELP = "serve the tools over MCP (stdio or streamable HTTP); clients see every change as files are saved"
 
@@ -45,7 +48,10 @@ _HTTP_ONLY = (
     "metrics_path",
     "session_idle_timeout",
     "header_timeout",
+    "body_timeout",
+    "max_connections",
     "keep_alive_timeout",
+    "shutdown_grace",
 )
 APPLIES_ONLY_WITH = {name: ("transport", "http") for name in _HTTP_ONLY}
 """Options refused on the command line unless ``--transport http`` (``loader.console.cli`` checks them)."""
@@ -85,7 +91,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help=f"bearer tokens, one per line, re-read when the file changes (env {AUTH_TOKEN_FILE_ENV})",
     )
-    http.add_argument("--metrics-auth", action="store_true", help="require a token on the metrics path too")
+    http.add_argument(
+        "--metrics-auth",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="require a token on the metrics path (default: whenever --auth-token-file guards MCP; "
+        "--no-metrics-auth leaves it open)",
+    )
     http.add_argument("--no-metrics", action="store_true", help="do not serve Prometheus metrics")
     http.add_argument(
         "--ready-requires-clean", action="store_true", help="not ready while any tool file fails to load"
@@ -98,9 +110,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument(
         "--session-idle-timeout",
         type=float,
-        default=1800.0,
+        default=300.0,
         metavar="SECONDS",
-        help="forget handshake-era sessions idle this long (default: 1800; 0: never)",
+        help="forget handshake-era sessions idle this long (default: 300; 0: never)",
     )
     http.add_argument(
         "--header-timeout",
@@ -108,6 +120,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10.0,
         metavar="SECONDS",
         help="close connections that take longer to send request headers (default: 10; 0: no limit)",
+    )
+    http.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 when a request body takes longer after its headers (default: 30; 0: no limit)",
+    )
+    http.add_argument(
+        "--max-connections",
+        type=int,
+        default=512,
+        metavar="N",
+        help="connections served at once; more are answered 503 (default: 512, lowered to leave the loader "
+        "a quarter of the open-files limit; 0: only that cap)",
+    )
+    http.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM or Ctrl-C, refuse new requests and give calls in flight this long to finish; "
+        "then they get an error result and the server exits (default: 30)",
     )
     http.add_argument(
         "--keep-alive-timeout",
@@ -139,12 +174,25 @@ def _check_args(args: argparse.Namespace, dirs: list[Path]) -> None:
         if not str(getattr(args, option)).startswith("/"):
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} must start with '/', got {getattr(args, option)!r}")
-    for option in ("session_idle_timeout", "header_timeout", "keep_alive_timeout"):
+    for option in (
+        "session_idle_timeout",
+        "header_timeout",
+        "body_timeout",
+        "keep_alive_timeout",
+        "max_connections",
+        "shutdown_grace",
+    ):
         if getattr(args, option) < 0:
             raise UsageError(f"--{option.replace('_', '-')} must not be negative")
 
 
-def _http_options(args: argparse.Namespace) -> HttpOptions:
+def http_options(args: argparse.Namespace) -> HttpOptions:
+    """The HTTP transport's options from the command line.
+
+    Raises:
+        UsageError: Settings that cannot serve safely (metrics auth without tokens, a public host without
+            tokens, an unusable token file).
+    """
     from ..mcp.auth import TokenFileError, TokenFileVerifier
     from ..mcp.transports import HttpOptions, is_loopback
 
@@ -170,11 +218,14 @@ def _http_options(args: argparse.Namespace) -> HttpOptions:
         stateless=args.stateless,
         session_idle_timeout=args.session_idle_timeout or None,
         header_timeout=args.header_timeout or None,
+        body_timeout=args.body_timeout or None,
+        max_connections=args.max_connections or None,
         keep_alive_timeout=args.keep_alive_timeout,
+        shutdown_grace=args.shutdown_grace,
         health_path=args.health_path,
         ready_path=args.ready_path,
         metrics_path=args.metrics_path,
-        metrics_require_auth=args.metrics_auth,
+        metrics_require_auth=args.metrics_auth if args.metrics_auth is not None else verifier is not None,
         token_verifier=verifier,
     )
 
@@ -214,7 +265,7 @@ def _serve_http(
     from ..mcp.probes import Readiness
     from ..mcp.transports import serve_http
 
-    options = _http_options(args)
+    options = http_options(args)
     readiness = Readiness(server, requires_clean=args.ready_requires_clean)
     metrics = _metrics(server, console, not args.no_metrics)
     listening: list[str] = []
@@ -236,12 +287,32 @@ def _serve_http(
         listening.append(url)
         announce_when_both()
 
+    def draining(calls: int) -> None:
+        _say(
+            console,
+            f"shutting down: draining, /readyz now 503, new requests refused; {calls} calls in flight "
+            f"get up to {options.shutdown_grace:g} s",
+            "yellow",
+        )
+
+    def drained(report: DrainReport) -> None:
+        stopped = f", {report.stopped} stopped with an error result" if report.stopped else ""
+        _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
+
     scanner = threading.Thread(target=scan_then_watch, name="tool-loader-initial-scan", daemon=True)
+    loader.threads.watch(scanner)  # a scan that dies leaves /readyz 503 for good: /healthz must say so
     scanner.start()
     try:
         anyio.run(
             functools.partial(
-                serve_http, server, options, readiness=readiness, metrics=metrics, on_ready=ready
+                serve_http,
+                server,
+                options,
+                readiness=readiness,
+                metrics=metrics,
+                on_ready=ready,
+                on_draining=draining,
+                on_drained=drained,
             )
         )
     except OSError as exc:
@@ -271,31 +342,71 @@ def run(args: argparse.Namespace) -> int:
 
     console = stderr_console()
     if args.transport == "http":
-        _http_options(args)  # refuse bad auth settings before loading anything
-    loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
-    attach_history(loader, args)
-    server = MCPToolServer(
-        loader.registry,
-        loader=loader,
-        name=args.name,
-        instructions="These tools come from a live folder and change as files are saved.",
-    )
-
-    def show(line: StatusLine) -> None:
-        _say(console, line.text, line.style)
-
-    try:
-        with reporting(loader.registry, loader, show):
-            if args.transport == "stdio":
-                _scan(loader, console, dirs)
-                loader.start()
-                _say(console, "serving over stdio" + (_AT_A_TERMINAL if os.isatty(0) else ""))
-                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it: exit 0
-                    anyio.run(serve_stdio, server)
-            else:
-                _serve_http(args, server, loader, console, dirs)
-    finally:
-        server.close()
-        loader.close()
-        loader.registry.close()
+        http_options(args)  # refuse bad auth settings before loading anything
+    with _standard_streams(stdio=args.transport == "stdio") as wire:
+        loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
+        recorder = None
+        try:
+            recorder = attach_history(loader, args)
+            server = MCPToolServer(
+                loader.registry,
+                loader=loader,
+                name=args.name,
+                instructions="These tools come from a live folder and change as files are saved.",
+            )
+            try:
+                with reporting(loader.registry, loader, functools.partial(_show, console)):
+                    if args.transport == "stdio":
+                        _scan(loader, console, dirs)
+                        loader.start()
+                        _say(console, "serving over stdio" + (_AT_A_TERMINAL if _at_a_terminal(wire) else ""))
+                        with contextlib.suppress(
+                            KeyboardInterrupt
+                        ):  # Ctrl-C is how a person stops it: exit 0
+                            anyio.run(serve_stdio, server, wire)
+                    else:
+                        _serve_http(args, server, loader, console, dirs)
+            finally:
+                server.close()
+        finally:
+            loader.close()
+            loader.registry.close()
+            if recorder is not None:
+                recorder.close()
     return 0
+
+
+def _show(console: Console, line: StatusLine) -> None:
+    _say(console, line.text, line.style)
+
+
+@contextlib.contextmanager
+def _standard_streams(*, stdio: bool) -> Iterator[StdioWire | None]:
+    """stderr through a bounded, never-blocking pump; over stdio, fd 1 kept for the protocol alone.
+
+    Both before the loader exists: a plugin or a tool printing at import must
+    not write into the protocol, and a client that never reads stderr must not
+    freeze the server.
+    """
+    from ..mcp.streams import SUPPORTED, StderrPump, StdioWire
+
+    if not SUPPORTED:
+        yield None
+        return
+    pump = StderrPump()
+    wire = StdioWire() if stdio else None
+    try:
+        yield wire
+    finally:
+        if wire is not None:
+            wire.release()
+        pump.close()
+
+
+def _at_a_terminal(wire: StdioWire | None) -> bool:
+    """Whether the protocol's stdin is a person's terminal (fd 0 points away once ``wire`` holds it)."""
+    fd = wire.reader.fileno() if wire is not None else 0
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False

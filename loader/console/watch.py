@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     interactive = sys.stdout.isatty() and not stdout_console().is_dumb_terminal
     console = stdout_console() if interactive else plain_console()
     loader, report = load_from_args(args, progress_console=stderr_console() if interactive else None)
-    attach_history(loader, args)
+    recorder = attach_history(loader, args)
     feed = _Feed()
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.put),
@@ -226,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
             for stop in unsubscribe:
                 stop()
             loader.close()
+            if recorder is not None:
+                recorder.close()
     for line, style in final:
         console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
     console.print("stopped watching", style="dim", highlight=False)

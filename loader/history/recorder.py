@@ -1,7 +1,10 @@
 """A plugin that records every tool version a ``ToolLoader`` puts live into a ``HistoryStore``.
 
 It listens to the loader's notification hooks (added, replaced, removed), so
-the loader itself knows nothing about history. The file content recorded is
+the loader itself knows nothing about history. The hooks run on the thread
+that applies saves, so they only work out what went live and queue it; a
+``HistoryWriter`` thread writes it (a busy or broken database never holds up
+a reload). The file content recorded is
 the bytes that were loaded: the file is read again and its sha256 checked
 against the loader's status record for that path; if the file has already
 changed on disk, the source the importer compiled (kept in ``linecache``) is
@@ -18,9 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..health import ThreadHealth
 from ..hookspecs import hookimpl
 from ..types import AgentTool
-from .store import DEFAULT_KEEP, HistoryStore, NewVersion
+from .store import DEFAULT_KEEP, HistoryError, HistoryStore, NewVersion, database_path
+from .writer import DEFAULT_QUEUE_LIMIT, HistoryWriter, Record, Removal
 
 __all__ = ["NOTE_CONTENT_MISMATCH", "HistoryRecorder"]
 
@@ -34,14 +39,22 @@ class HistoryRecorder:
     """Register with ``ToolLoader(plugins=[HistoryRecorder()])`` or ``loader.register_plugin(...)``.
 
     One ``HistoryStore`` is opened per watched folder, lazily, under
-    ``state_dir`` (default: the platform's user state directory).
+    ``state_dir`` (default: the platform's user state directory). Versions are
+    written in the background: ``flush`` waits for them, ``close`` writes what
+    is queued and closes the stores.
     """
 
-    def __init__(self, state_dir: str | os.PathLike[str] | None = None, *, keep: int = DEFAULT_KEEP) -> None:
+    def __init__(
+        self,
+        state_dir: str | os.PathLike[str] | None = None,
+        *,
+        keep: int = DEFAULT_KEEP,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+    ) -> None:
         self.state_dir = state_dir
         self.keep = keep
         self._loader: Any = None
-        self._stores: dict[Path, HistoryStore] = {}
+        self._writer = HistoryWriter(state_dir, keep=keep, limit=queue_limit)
         self._content: dict[Path, tuple[str | None, bytes | None, str, str | None, bool]] = {}
 
     # ------------------------------------------------------------ hooks
@@ -49,6 +62,9 @@ class HistoryRecorder:
     def tool_loader_configure(self, loader: Any) -> None:
         """Remember the loader: its folders and file status records are needed later."""
         self._loader = loader
+        threads = getattr(loader, "threads", None)
+        if isinstance(threads, ThreadHealth):
+            self._writer.threads = threads
 
     @hookimpl
     def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:
@@ -63,21 +79,43 @@ class HistoryRecorder:
     @hookimpl
     def tool_loader_tool_removed(self, name: str, tool: AgentTool, path: Path) -> None:
         """A tool left the registry: its live version ends now."""
-        store = self.store_for(path)
-        if store is not None:
-            store.mark_removed(name)
+        root = self._root_of(Path(path))
+        if root is not None:
+            self._writer.submit(Removal(root, name, time.time()))
 
     # ------------------------------------------------------------ public
+    @property
+    def dropped(self) -> int:
+        """Versions not recorded because the queue was full (the database stayed busy) or history was off."""
+        return self._writer.dropped
+
     def store_for(self, path: Path) -> HistoryStore | None:
-        """The store of the watched folder holding ``path`` (None outside every folder)."""
+        """The store of the watched folder holding ``path`` (None outside every folder, or history off).
+
+        Raises:
+            HistoryError: The store cannot be opened.
+        """
         root = self._root_of(Path(path))
         if root is None:
             return None
-        store = self._stores.get(root)
-        if store is None:
-            store = HistoryStore(root, self.state_dir, keep=self.keep)
-            self._stores[root] = store
-        return store
+        return self._writer.store(root)
+
+    def check_state_dir(self) -> None:
+        """Make sure each folder's history has a directory to live in (the database opens in the background).
+
+        Raises:
+            HistoryError: The state directory cannot be made (a file in its place, no permission).
+        """
+        for root in tuple(getattr(self._loader, "paths", ())):
+            path = database_path(root, self.state_dir)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HistoryError(f"cannot open the tool history {path} for {root}: {exc}") from exc
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every version announced so far is written; False on timeout."""
+        return self._writer.flush(timeout)
 
     def record_serving(self) -> None:
         """Record every tool the loader serves now: for a recorder registered after the first scan."""
@@ -90,11 +128,9 @@ class HistoryRecorder:
                 if tool is not None:
                     self._record(tool, status.path)
 
-    def close(self) -> None:
-        """Close every store opened so far."""
-        for store in self._stores.values():
-            store.close()
-        self._stores.clear()
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (for up to ``timeout`` seconds), then close every store opened so far."""
+        self._writer.close(timeout)
 
     # ------------------------------------------------------------ internals
     def _root_of(self, path: Path) -> Path | None:
@@ -103,8 +139,8 @@ class HistoryRecorder:
         return max(inside, key=lambda root: len(root.parts)) if inside else None
 
     def _record(self, tool: AgentTool, path: Path) -> None:
-        store = self.store_for(path)
-        if store is None:
+        root = self._root_of(Path(path))
+        if root is None:
             return
         content, digest, note, stale = self._loaded_content(Path(path))
         version = NewVersion(
@@ -116,11 +152,7 @@ class HistoryRecorder:
             went_live_at=time.time(),
             note=note,
         )
-        recorded = store.record(version, stale=stale)
-        if recorded is not None:
-            logger.debug(
-                "tool_name=<%s>, hash=<%s> | recorded tool version", tool.tool_name, recorded.short_hash
-            )
+        self._writer.submit(Record(root, version, stale))
 
     def _loaded_content(self, path: Path) -> tuple[bytes | None, str, str | None, bool]:
         """The bytes the loader loaded for ``path``, their sha256, a note when they are lost,

@@ -10,12 +10,19 @@ Each version keeps its tool's digest (``loader.fingerprint.spec_digest``), the
 identity clients and traces see; a database written before the column existed
 gets it on open, worked out from the stored specs (the digest depends on the
 spec alone).
+
+History is an auxiliary record, never a reason to stop serving: a database
+that is not a database any more is set aside (renamed with a timestamp) and a
+fresh one started (``open_store``), and what happened to the record itself
+(a reset, versions dropped while the database was busy) is kept as events
+that ``tool-loader history`` shows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -23,6 +30,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +45,18 @@ __all__ = [
     "DEFAULT_KEEP",
     "STATE_DIR_ENV",
     "HistoryError",
+    "HistoryEvent",
+    "HistoryEventKind",
     "HistoryStore",
     "NewVersion",
     "ToolVersion",
     "database_path",
     "default_state_dir",
+    "is_corruption",
+    "open_store",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_KEEP = 50
 """Versions kept per tool unless configured otherwise."""
@@ -71,11 +85,64 @@ CREATE TABLE IF NOT EXISTS versions (
     digest TEXT
 );
 CREATE INDEX IF NOT EXISTS versions_by_tool ON versions (tool, id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    detail_json TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
 """
+_EVENTS_KEPT = 100
 
 
 class HistoryError(ToolLoaderError):
     """The history database cannot be opened or does not hold what was asked for."""
+
+
+class HistoryEventKind(StrEnum):
+    """Something that happened to the record itself rather than to a tool."""
+
+    RESET = "reset"
+    """The database could not be read as one; it was set aside and this one started."""
+    DROPPED = "dropped"
+    """Versions went live but were not recorded (the database stayed busy and the queue was full)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """One event of the record: when, what, and its facts (``set_aside`` for a reset, ``count`` and
+    ``since`` for dropped versions)."""
+
+    at: float
+    kind: HistoryEventKind
+    set_aside: Path | None = None
+    reason: str | None = None
+    count: int = 0
+    since: float | None = None
+
+    def detail_json(self) -> str:
+        return json.dumps(
+            {
+                "set_aside": None if self.set_aside is None else str(self.set_aside),
+                "reason": self.reason,
+                "count": self.count,
+                "since": self.since,
+            }
+        )
+
+    @classmethod
+    def from_row(cls, at: float, kind: str, detail_json: str) -> HistoryEvent:
+        detail = json.loads(detail_json)
+        set_aside = detail.get("set_aside")
+        return cls(
+            at=at,
+            kind=HistoryEventKind(kind),
+            set_aside=None if set_aside is None else Path(set_aside),
+            reason=detail.get("reason"),
+            count=int(detail.get("count") or 0),
+            since=detail.get("since"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +250,9 @@ class HistoryStore:
             self._db = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
             )
+        except (OSError, sqlite3.Error) as exc:
+            raise HistoryError(f"cannot open the tool history {self.path} for {self.folder}: {exc}") from exc
+        try:
             self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT * 1000)}")
             _switch_to_wal(self._db)
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -194,6 +264,7 @@ class HistoryStore:
                 )
                 _add_digests(db)
         except (OSError, sqlite3.Error) as exc:
+            self._db.close()
             raise HistoryError(f"cannot open the tool history {self.path} for {self.folder}: {exc}") from exc
 
     @contextmanager
@@ -293,6 +364,24 @@ class HistoryStore:
             digest=digest,
         )
 
+    def note_event(self, event: HistoryEvent) -> None:
+        """Keep an event of the record itself (the newest ``_EVENTS_KEPT`` are kept)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO events (at, kind, detail_json, pid) VALUES (?, ?, ?, ?)",
+                (event.at, str(event.kind), event.detail_json(), os.getpid()),
+            )
+            db.execute(
+                "DELETE FROM events WHERE id NOT IN (SELECT id FROM events ORDER BY id DESC LIMIT ?)",
+                (_EVENTS_KEPT,),
+            )
+
+    def events(self) -> list[HistoryEvent]:
+        """The events of the record, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT at, kind, detail_json FROM events ORDER BY id").fetchall()
+        return [HistoryEvent.from_row(*row) for row in rows]
+
     def mark_removed(self, tool: str, at: float | None = None) -> bool:
         """Record that ``tool`` left the registry; False if no version was live."""
         with self._write() as db:
@@ -384,6 +473,62 @@ def _add_digests(db: sqlite3.Connection) -> None:
         "UPDATE versions SET digest = ? WHERE id = ?",
         [(spec_digest(json.loads(spec_json)), ident) for ident, spec_json in missing],
     )
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file is no (sound) SQLite database, as opposed to busy or unreachable."""
+    cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+    return isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, sqlite3.OperationalError)
+
+
+def open_store(
+    folder: str | os.PathLike[str],
+    state_dir: str | os.PathLike[str] | None = None,
+    *,
+    keep: int = DEFAULT_KEEP,
+) -> HistoryStore:
+    """The store of ``folder``; a corrupt database is set aside and a fresh one started (event RESET).
+
+    Raises:
+        HistoryError: The database cannot be opened for another reason (a state directory that is not
+            writable), or the fresh one cannot be made either.
+    """
+    try:
+        return HistoryStore(folder, state_dir, keep=keep)
+    except HistoryError as exc:
+        if not is_corruption(exc):
+            raise
+        reason = str(exc.__cause__)
+    path = database_path(folder, state_dir)
+    set_aside = set_aside_corrupt(path)
+    logger.warning(
+        "path=<%s>, set_aside=<%s> | the tool history database is corrupt (%s); started a fresh one",
+        path,
+        set_aside,
+        reason,
+    )
+    store = HistoryStore(folder, state_dir, keep=keep)
+    store.note_event(HistoryEvent(time.time(), HistoryEventKind.RESET, set_aside=set_aside, reason=reason))
+    return store
+
+
+def set_aside_corrupt(path: Path) -> Path:
+    """Rename ``path`` (and its WAL files) to ``<name>.corrupt-<timestamp>``; returns the new name."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    counter = 1
+    while target.exists():
+        counter += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
+    try:
+        path.rename(target)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                side.rename(target.with_name(target.name + suffix))
+    except OSError as exc:
+        raise HistoryError(f"cannot set the corrupt tool history {path} aside: {exc}") from exc
+    return target
 
 
 def _switch_to_wal(db: sqlite3.Connection) -> None:

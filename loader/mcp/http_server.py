@@ -1,10 +1,20 @@
-"""The uvicorn server under the HTTP transport, with a deadline for reading request headers.
+"""The uvicorn server under the HTTP transport: deadlines for headers and bodies, a cap on connections.
 
-uvicorn closes idle keep-alive connections but waits forever for the headers
-of a request that was started and never finished, so a client that opens
-connections and sends half a request holds them (and their memory) for good.
-Each connection here gets ``header_timeout`` seconds from its first byte (or
-from its opening) to deliver complete request headers.
+uvicorn closes idle keep-alive connections but waits forever for the rest of
+a request that was started and never finished, so a client that opens
+connections and sends half a request holds them (and their descriptors) for
+good. Here each connection gets ``header_timeout`` seconds from its first byte
+(or from its opening) to deliver complete request headers, then
+``body_timeout`` seconds to deliver the body those headers announced (answered
+408 when it does not). A response sent before the body arrived (a 401 decided
+from the headers) closes the connection instead of waiting for a body nobody
+will read. Connections beyond ``max_connections`` are answered 503 and closed
+at once, so a flood never takes the descriptors the loader needs to open the
+files it reloads (the descriptor limit is shared by the whole process).
+
+The cap is kept at ``accept()``, by the listening socket itself: asyncio
+accepts a whole backlog of connections before the first of them reaches its
+protocol, so a check there would come after the descriptors were gone.
 """
 
 from __future__ import annotations
@@ -12,22 +22,161 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
 
 import h11
 import uvicorn
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["ReadyServer", "header_timeout_protocol"]
+__all__ = [
+    "ConnectionGate",
+    "ConnectionLimits",
+    "GatedSocket",
+    "ReadyServer",
+    "connection_cap",
+    "guarded_protocol",
+    "quiet_client_disconnects",
+]
 
 logger = logging.getLogger(__name__)
 
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\n"
+    b"content-length: 25\r\n"
+    b"\r\n"
+    b"too many connections now\n"
+)
+_BODY_TOO_SLOW = (
+    b"HTTP/1.1 408 Request Timeout\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\n"
+    b"content-length: 32\r\n"
+    b"\r\n"
+    b"request body not sent in time\r\n"
+)
 
-def header_timeout_protocol(header_timeout: float) -> type[H11Protocol]:
-    """An h11 protocol class that closes a connection whose request headers take over ``header_timeout``."""
 
-    class HeaderTimeoutProtocol(H11Protocol):
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """How long a client may take to send a request, and how many connections are served at once."""
+
+    header_timeout: float | None = 10.0
+    """Seconds to send complete request headers (None: no limit)."""
+    body_timeout: float | None = 30.0
+    """Seconds, after the headers, to send the whole body they announced (None: no limit)."""
+    max_connections: int | None = 512
+    """Connections open at once; more are answered 503 and closed (None: no limit)."""
+
+
+def connection_cap(wanted: int | None) -> int | None:
+    """``wanted``, lowered to leave the loader a share of the process's descriptor limit.
+
+    The loader opens tool files, history databases, watches and worker pipes
+    from the same ``RLIMIT_NOFILE`` as the sockets: a quarter of it (at least
+    64) stays out of the connections' reach.
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX: no descriptor limit to share
+        return wanted
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    room = max(1, soft - max(64, soft // 4))
+    if wanted is None or wanted > room:
+        logger.warning(
+            "max_connections=<%s>, open_files_limit=<%d>, cap=<%d> | connections capped below the "
+            "descriptor limit",
+            wanted,
+            soft,
+            room,
+        )
+        return room
+    return wanted
+
+
+class ConnectionGate:
+    """Counts the connections open now; admits one more only below ``cap`` (None: always)."""
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self.open = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def admit(self) -> bool:
+        with self._lock:
+            if self.cap is not None and self.open >= self.cap:
+                self.refused += 1
+                return False
+            self.open += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.open = max(0, self.open - 1)
+
+
+class GatedSocket(socket.socket):
+    """A listening socket whose ``accept()`` answers 503 to, and closes, connections over its gate's cap."""
+
+    gate: ConnectionGate = ConnectionGate(None)
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        while True:
+            conn, address = super().accept()  # BlockingIOError once the backlog is empty
+            if self.gate.admit():
+                return conn, address
+            _refuse(conn, address, self.gate)
+
+
+def _refuse(conn: socket.socket, address: Any, gate: ConnectionGate) -> None:
+    if gate.refused == 1 or gate.refused % 1000 == 0:
+        logger.warning(
+            "client=<%s>, cap=<%s>, refused=<%d> | connection refused: too many open",
+            address,
+            gate.cap,
+            gate.refused,
+        )
+    try:
+        conn.setblocking(False)
+        conn.send(_REFUSED)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def quiet_client_disconnects() -> None:
+    """Keep the SDK from logging a traceback for each client that went away mid-body (408 or gone).
+
+    A client that never finished its request is no server error; during a
+    flood of slow bodies those tracebacks would be the flood.
+    """
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _ClientDisconnectFilter) for f in sdk.filters):
+        sdk.addFilter(_ClientDisconnectFilter())
+
+
+class _ClientDisconnectFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, ClientDisconnect)
+
+
+def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = None) -> type[H11Protocol]:
+    """An h11 protocol class that enforces ``limits``' deadlines and hands its slot back to ``gate``."""
+
+    class GuardedProtocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _body_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -39,39 +188,125 @@ def header_timeout_protocol(header_timeout: float) -> type[H11Protocol]:
             super().data_received(data)
             if self.conn.their_state is not h11.IDLE:
                 self._cancel_header_timer()
+            if self.conn.their_state is h11.SEND_BODY:
+                self._arm_body_timer()
+            else:
+                self._cancel_body_timer()
+
+        def on_response_complete(self) -> None:
+            if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+                # Answered before the body came (a 401 from the headers): nobody will read that body.
+                self._cancel_body_timer()
+                self.conn.send(h11.ConnectionClosed())
+                self.transport.close()
+            super().on_response_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._cancel_header_timer()
+            self._cancel_body_timer()
+            if gate is not None:
+                gate.release()
             super().connection_lost(exc)
 
         def _arm_header_timer(self) -> None:
-            if self._header_timer is None:
-                self._header_timer = self.loop.call_later(header_timeout, self._header_timeout_expired)
+            if self._header_timer is None and limits.header_timeout is not None:
+                self._header_timer = self.loop.call_later(limits.header_timeout, self._header_timeout_expired)
 
         def _cancel_header_timer(self) -> None:
             if self._header_timer is not None:
                 self._header_timer.cancel()
                 self._header_timer = None
 
+        def _arm_body_timer(self) -> None:
+            if self._body_timer is None and limits.body_timeout is not None:
+                self._body_timer = self.loop.call_later(limits.body_timeout, self._body_timeout_expired)
+
+        def _cancel_body_timer(self) -> None:
+            if self._body_timer is not None:
+                self._body_timer.cancel()
+                self._body_timer = None
+
         def _header_timeout_expired(self) -> None:
             self._header_timer = None
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 logger.debug(
-                    "client=<%s>, timeout=<%s> | request headers too slow", self.client, header_timeout
+                    "client=<%s>, timeout=<%s> | request headers too slow", self.client, limits.header_timeout
                 )
                 self.transport.close()
 
-    return HeaderTimeoutProtocol
+        def _body_timeout_expired(self) -> None:
+            self._body_timer = None
+            if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
+                return
+            logger.debug(
+                "client=<%s>, timeout=<%s> | request body too slow", self.client, limits.body_timeout
+            )
+            if self.conn.our_state is h11.SEND_RESPONSE:
+                self.transport.write(_BODY_TOO_SLOW)
+            cycle = self.cycle
+            if cycle is not None:  # the application waiting for the body hears of a disconnect
+                cycle.disconnected = True
+                cycle.message_event.set()
+            self.transport.close()
+
+    return GuardedProtocol
 
 
 class ReadyServer(uvicorn.Server):
-    """A uvicorn server that says when it accepts connections."""
+    """A uvicorn server that says when it accepts connections, and drains on SIGTERM or Ctrl-C.
 
-    def __init__(self, config: uvicorn.Config, *, on_ready: Callable[[], None] | None) -> None:
+    uvicorn on a signal stops at once (its graceful shutdown gives requests a
+    couple of seconds, then cuts them) and re-raises the signal, so the
+    process dies of it. Here the first signal runs ``drain`` (the application
+    finishes or stops its calls in flight) and only then lets uvicorn close
+    the connections; the process then exits normally. A second signal stops
+    at once.
+    """
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        on_ready: Callable[[], None] | None,
+        drain: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         super().__init__(config)
         self._on_ready = on_ready
+        self._drain = drain
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._signalled = False
+        self._draining: asyncio.Task[None] | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.started and self._on_ready is not None:
             self._on_ready()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The signal handler (main thread, between two bytecodes of whatever runs): start the drain."""
+        if self._drain is None or self._loop is None:
+            super().handle_exit(sig, frame)
+            return
+        if self._signalled:
+            logger.warning("signal=<%d> | second signal: stopping without waiting for calls", sig)
+            self.should_exit = self.force_exit = True
+            return
+        self._signalled = True
+        self._loop.call_soon_threadsafe(self._begin_drain)
+
+    def _begin_drain(self) -> None:
+        if self._draining is None and self._loop is not None:
+            self._draining = self._loop.create_task(self._drain_then_exit(), name="tool-loader-drain")
+
+    async def _drain_then_exit(self) -> None:
+        try:
+            if self._drain is not None:
+                await self._drain()
+        except Exception:
+            logger.exception("the drain failed; stopping")
+        finally:
+            self.should_exit = True

@@ -39,6 +39,14 @@ class _StateCollector(Collector):
         tools = GaugeMetricFamily("tool_loader_tools_loaded", "Tools served right now.")
         tools.add_metric([], len(snapshot))
         yield tools
+        sessions = GaugeMetricFamily(
+            "tool_loader_handshake_sessions", "Handshake-era sessions that list changes are announced to."
+        )
+        sessions.add_metric([], self._server.handshake_sessions)
+        yield sessions
+        in_flight = GaugeMetricFamily("tool_loader_calls_in_flight", "tools/call requests running now.")
+        in_flight.add_metric([], self._server.calls_in_flight)
+        yield in_flight
         generation = GaugeMetricFamily("tool_loader_registry_generation", "The registry's generation.")
         generation.add_metric([], snapshot.generation)
         yield generation

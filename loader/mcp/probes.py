@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..status import FileState
 from .server import MCPToolServer
 
-__all__ = ["MetricsSource", "Readiness", "ReadyReport"]
+__all__ = ["LiveReport", "MetricsSource", "Readiness", "ReadyReport", "liveness"]
 
 _FAILED_STATES = (FileState.FAILED, FileState.STUCK, FileState.CONFLICT)
 
@@ -37,13 +37,35 @@ class ReadyReport:
     failed_files: int
     generation: int
     scanned: bool
+    draining: bool = False
+    """The replica is shutting down: finishing its calls in flight, taking no new work."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class LiveReport:
+    """The body of a failing ``/healthz``: the loader threads that died (the process answers, but no save
+    would ever go live again, so only a restart helps)."""
+
+    alive: bool
+    dead_threads: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"alive": self.alive, "dead_threads": list(self.dead_threads)}
+
+
+def liveness(server: MCPToolServer) -> LiveReport:
+    """Alive while none of the loader's watched threads has died."""
+    loader = server.loader
+    deaths = loader.threads.deaths() if loader is not None else ()
+    return LiveReport(alive=not deaths, dead_threads=tuple(death.one_line() for death in deaths))
+
+
 class Readiness:
-    """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed)."""
+    """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed),
+    until the server begins to drain."""
 
     def __init__(self, server: MCPToolServer, *, requires_clean: bool = False, scanned: bool = False) -> None:
         self._server = server
@@ -66,7 +88,8 @@ class Readiness:
         snapshot = served.snapshot
         failed = sum(1 for status in served.statuses.values() if status.state in _FAILED_STATES)
         scanned = self.scanned
-        ready = scanned and not (self._requires_clean and failed)
+        draining = self._server.draining
+        ready = scanned and not draining and not (self._requires_clean and failed)
         return ReadyReport(
             ready=ready,
             fingerprint=served.fingerprint,
@@ -74,4 +97,5 @@ class Readiness:
             failed_files=failed,
             generation=snapshot.generation,
             scanned=scanned,
+            draining=draining,
         )

@@ -45,7 +45,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -56,10 +55,12 @@ from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
-from .context import LogLevels, call_context
+from .context import LogLevels, McpContextHandlers, call_context
+from .drain import CallsInFlight, DrainReport, stopped_by_shutdown
 from .identity import RecentVersions, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
+from .sessions import HandshakeSessions
 from .wire import (
     DIGEST_META_KEY,
     EXPECTED_DIGEST_META_KEY,
@@ -75,9 +76,6 @@ if TYPE_CHECKING:
 __all__ = ["CallOutcome", "CallRecord", "MCPToolServer"]
 
 logger = logging.getLogger(__name__)
-
-NOTIFY_TIMEOUT = 5.0
-"""Seconds one session may take to accept a list-changed notification before it is dropped."""
 
 MCP_SESSION_ID_HEADER = "mcp-session-id"
 
@@ -189,7 +187,7 @@ class MCPToolServer:
         self._loader = loader
         self._bus: SubscriptionBus = subscriptions if subscriptions is not None else InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
-        self._legacy_sessions: dict[int, ServerSession] = {}
+        self._legacy_sessions = HandshakeSessions()
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
         # Per protocol version: tool name -> (tool object, weakly, and its MCP Tool), from the last listing
         # built; weakly, so a replaced tool (and its module) is not kept alive by a listing.
@@ -202,6 +200,8 @@ class MCPToolServer:
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
         self._announced_generation = -1
+        self._calls = CallsInFlight()
+        self._grace = 0.0
         self._server = _ListChangedServer(
             name,
             version=_package_version(),
@@ -240,7 +240,7 @@ class MCPToolServer:
 
     @property
     def handshake_sessions(self) -> int:
-        """Handshake-era clients known to be connected (closed ones are dropped at the next announcement)."""
+        """Handshake-era clients known to be connected (ended ones are let go at the next check)."""
         return len(self._legacy_sessions)
 
     def served(self) -> Published:
@@ -250,6 +250,31 @@ class MCPToolServer:
     def fingerprint(self) -> str:
         """The fingerprint of the tool set served now."""
         return self._served.current().fingerprint
+
+    def check_sessions_every(self, seconds: float) -> None:
+        """How often ended handshake-era sessions are looked for (a transport with a short idle timeout)."""
+        self._legacy_sessions.check_interval = seconds
+
+    @property
+    def calls_in_flight(self) -> int:
+        """``tools/call`` s running now."""
+        return len(self._calls)
+
+    @property
+    def draining(self) -> bool:
+        """Whether ``drain`` has begun: the replica is on its way out."""
+        return self._calls.draining
+
+    async def drain(self, grace: float) -> DrainReport:
+        """Let the calls in flight finish within ``grace`` seconds, stop the rest, end listen streams.
+
+        A stopped call is answered with an error result naming the shutdown.
+        Refusing new requests meanwhile is the transport's part.
+        """
+        self._grace = grace
+        report = await self._calls.drain(grace)
+        self._listen.close()  # 2026-07-28 listeners get their stream's graceful end, not a cut
+        return report
 
     def close(self) -> None:
         """Nothing to release: the server follows its loader or registry only while a transport runs."""
@@ -326,12 +351,7 @@ class MCPToolServer:
         handlers = call_context(ctx, params, self._log_levels)
         try:
             if tool is None:
-                result = await snapshot.ainvoke(
-                    params.name,
-                    params.arguments or {},
-                    tool_use_id=new_tool_use_id(),
-                    context_handlers=handlers,
-                )
+                result = await self._invoke(snapshot, params, handlers)
             else:
                 digest = meta[DIGEST_META_KEY] = tool_digest(tool)
                 expected = (params.meta or {}).get(EXPECTED_DIGEST_META_KEY)
@@ -341,12 +361,7 @@ class MCPToolServer:
                 else:
                     if not self._versions.knows(tool.tool_name, digest):  # called before it was listed
                         self._versions.remember(tool.tool_name, digest, tool.tool_spec)
-                    result = await snapshot.ainvoke(
-                        params.name,
-                        params.arguments or {},
-                        tool_use_id=new_tool_use_id(),
-                        context_handlers=handlers,
-                    )
+                    result = await self._invoke(snapshot, params, handlers)
         finally:
             await handlers.close()
         fingerprint = meta[FINGERPRINT_META_KEY] = served.fingerprint
@@ -385,6 +400,18 @@ class MCPToolServer:
             new_tool_use_id(), name, expected=expected, current=digest, spec=spec, seen=seen
         )
 
+    async def _invoke(
+        self, snapshot: RegistrySnapshot, params: types.CallToolRequestParams, handlers: McpContextHandlers
+    ) -> ToolResult:
+        """Run one call, counted in flight so a drain waits for it (and answers it when the grace ends)."""
+        tool_use_id = new_tool_use_id()
+        result = await self._calls.run(
+            snapshot.ainvoke(
+                params.name, params.arguments or {}, tool_use_id=tool_use_id, context_handlers=handlers
+            )
+        )
+        return result if result is not None else stopped_by_shutdown(tool_use_id, self._grace)
+
     def _structured_text(self, snapshot: RegistrySnapshot, tool: AgentTool) -> bool:
         """``text_is_structured`` of the tool's spec, worked out once per tool and registry generation."""
         generation, flags = self._text_structured
@@ -410,14 +437,13 @@ class MCPToolServer:
         """Remember a handshake-era session so registry changes reach it outside any request.
 
         The SDK offers no public hook for a connection's end, so a session is
-        forgotten when it stops answering (see ``_notify_session``).
+        forgotten when it stops answering (``loader.mcp.sessions``).
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         if isinstance(ctx.request, Request) and MCP_SESSION_ID_HEADER not in ctx.request.headers:
             return  # stateless HTTP: the exchange is over, nothing can reach this client later
-        self._legacy_sessions[id(ctx.session)] = ctx.session
-        logger.debug("sessions=<%d> | handshake-era client initialized", len(self._legacy_sessions))
+        self._legacy_sessions.add(ctx.session)
 
     # -- change announcements ------------------------------------------------------
 
@@ -440,6 +466,7 @@ class MCPToolServer:
                 pass
 
         pump = asyncio.create_task(self._pump(receive), name="tool-loader-mcp-announcer")
+        checker = asyncio.create_task(self._legacy_sessions.keep_checking(), name="tool-loader-mcp-sessions")
         unsubscribe = self._served.subscribe(listener)
         self._running += 1
         try:
@@ -449,7 +476,8 @@ class MCPToolServer:
             unsubscribe()
             send.close()
             pump.cancel()
-            await asyncio.wait([pump])  # lets a cancellation of this task itself propagate
+            checker.cancel()
+            await asyncio.wait([pump, checker])  # lets a cancellation of this task itself propagate
             if not self._running:  # the last run ends: close listen streams gracefully
                 self._listen.close()
 
@@ -491,24 +519,5 @@ class MCPToolServer:
                     return
                 self._announced_generation = generation
         await self._bus.publish(ToolsListChanged())
-        sessions = list(self._legacy_sessions.items())
-        async with anyio.create_task_group() as group:
-            for key, session in sessions:
-                group.start_soon(self._notify_session, key, session)
-        logger.debug(
-            "generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, len(sessions)
-        )
-
-    async def _notify_session(self, key: int, session: ServerSession) -> None:
-        """Notify one session, then ping it: a closed connection drops notifications silently."""
-        alive = False
-        with anyio.move_on_after(NOTIFY_TIMEOUT):
-            try:
-                await session.send_tool_list_changed()
-                await session.send_ping()
-                alive = True
-            except Exception:  # a closed session: forget it, never starve the others
-                logger.debug("a handshake-era session is gone", exc_info=True)
-        if not alive:
-            self._legacy_sessions.pop(key, None)
-            logger.debug("sessions=<%d> | forgot a handshake-era session", len(self._legacy_sessions))
+        told = await self._legacy_sessions.announce()
+        logger.debug("generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, told)

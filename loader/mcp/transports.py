@@ -4,11 +4,20 @@ The HTTP app is the SDK's streamable-HTTP session manager at ``path`` plus
 the probes a load balancer or Kubernetes asks (``/healthz``, ``/readyz``,
 optionally ``/metrics``) on the same port. Bearer-token auth (any SDK
 ``TokenVerifier``, e.g. ``TokenFileVerifier``) guards the MCP endpoint; the
-probes stay open, ``/metrics`` on request.
+probes stay open; ``/metrics`` follows the MCP path unless told otherwise.
+``/healthz`` fails (503) once a loader thread has died: the process still
+answers, but only a restart brings saves back.
+
+SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, requests
+to ``path`` are refused with a 503 whose JSON-RPC error names the shutdown (a
+balancer may retry them elsewhere: nothing ran), the calls in flight get
+``shutdown_grace`` seconds to finish, then the server exits. A second signal
+stops at once.
 """
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
 import os
@@ -35,16 +44,30 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, request_response
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ToolLoaderError
-from .http_server import ReadyServer, header_timeout_protocol
-from .probes import MetricsSource, Readiness
+from .drain import SHUTTING_DOWN, DrainReport
+from .http_server import (
+    ConnectionGate,
+    ConnectionLimits,
+    GatedSocket,
+    ReadyServer,
+    connection_cap,
+    guarded_protocol,
+    quiet_client_disconnects,
+)
+from .probes import MetricsSource, Readiness, liveness
 from .server import MCPToolServer
+from .sessions import CHECK_INTERVAL
+from .streams import StdioWire
 
 __all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
 
 _LOOPBACK_NAMES = ("localhost",)
+
+_FLUSH_SECONDS = 3
+"""After a drain, how long connections get to deliver the answers just made (streams left open are cut)."""
 
 
 class InsecureBindError(ToolLoaderError):
@@ -67,16 +90,26 @@ class HttpOptions:
     path: str = "/mcp"
     stateless: bool = False
     """The SDK's stateless HTTP mode: no sessions, so any replica can answer any request."""
-    session_idle_timeout: float | None = 1800.0
-    """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless)."""
+    session_idle_timeout: float | None = 300.0
+    """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless).
+
+    Each idle session holds what the SDK built for it (tens of KB) until then; clients whose session
+    expired get 404 and start a new one, as the protocol says."""
     header_timeout: float | None = 10.0
     """Seconds a connection may take to send complete request headers (None: no limit)."""
+    body_timeout: float | None = 30.0
+    """Seconds, after its headers, a request may take to send its body (None: no limit)."""
+    max_connections: int | None = 512
+    """Connections served at once, lowered to fit the descriptor limit (None: as many as it allows)."""
     keep_alive_timeout: int = 5
     """Seconds an idle keep-alive connection stays open."""
+    shutdown_grace: float = 30.0
+    """Seconds calls in flight get to finish after SIGTERM or Ctrl-C; then they are stopped."""
     health_path: str = "/healthz"
     ready_path: str = "/readyz"
     metrics_path: str = "/metrics"
-    metrics_require_auth: bool = False
+    metrics_require_auth: bool | None = None
+    """Whether ``/metrics`` (tool names, call counts) needs a token; None: whenever the MCP path does."""
     token_verifier: TokenVerifier | None = None
     """Bearer-token check for ``path`` (static tokens, or an OAuth resource server's verifier)."""
     auth: AuthSettings | None = None
@@ -93,12 +126,28 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-async def serve_stdio(server: MCPToolServer) -> None:
-    """Serve one client over stdin/stdout until it disconnects (at a terminal: until Ctrl-C or Ctrl-D)."""
+async def serve_stdio(server: MCPToolServer, wire: StdioWire | None = None) -> None:
+    """Serve one client over stdin/stdout until it disconnects (at a terminal: until Ctrl-C or Ctrl-D).
+
+    With ``wire`` (taken before the first scan, so nothing a tool prints at
+    import reaches the protocol) the protocol uses its private descriptors;
+    without it, the SDK diverts fds 0 and 1 for the time it serves.
+    """
     low = server.server
-    with _terminal_lines() as typed:
-        async with stdio_server(stdin=typed) as (read_stream, write_stream):
-            await low.run(read_stream, write_stream, low.create_initialization_options())
+    if wire is None:
+        with _terminal_lines() as typed:
+            async with stdio_server(stdin=typed) as (read_stream, write_stream):
+                await low.run(read_stream, write_stream, low.create_initialization_options())
+        return
+    reader_fd = wire.reader.fileno()
+    stdin: anyio.AsyncFile[str] = (
+        cast("anyio.AsyncFile[str]", _TerminalLines(reader_fd))  # the SDK only iterates its lines
+        if os.name == "posix" and os.isatty(reader_fd)
+        else anyio.wrap_file(io.TextIOWrapper(wire.reader, encoding="utf-8", errors="replace"))
+    )
+    stdout = anyio.wrap_file(io.TextIOWrapper(wire.writer, encoding="utf-8", write_through=True))
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
 class _TerminalLines:
@@ -155,6 +204,86 @@ def _terminal_lines() -> Iterator[anyio.AsyncFile[str] | None]:
         os.close(private)
 
 
+class RefuseWhileDraining:
+    """ASGI middleware: while the server drains, requests to the MCP path get a 503 JSON-RPC error.
+
+    Outermost, so a refused request costs no token check and no session; the
+    probes and metrics keep answering (``/readyz`` says 503 itself).
+    """
+
+    def __init__(self, app: ASGIApp, *, server: MCPToolServer, path: str) -> None:
+        self._app = app
+        self._server = server
+        self._path = path.rstrip("/") or "/"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and self._server.draining
+            and (str(scope["path"]).rstrip("/") or "/") == self._path
+        ):
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32000,
+                        "message": f"{SHUTTING_DOWN}: send the request to another replica",
+                    },
+                }
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"1"),
+                (b"connection", b"close"),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._app(scope, receive, send)
+
+
+class _Exchange:
+    """One HTTP exchange's ``receive`` and ``send``, let go of when the exchange ends."""
+
+    __slots__ = ("_receive", "_send")
+
+    def __init__(self, receive: Receive, send: Send) -> None:
+        self._receive: Receive | None = receive
+        self._send: Send | None = send
+
+    async def receive(self) -> Message:
+        receive = self._receive
+        if receive is None:
+            return {"type": "http.disconnect"}
+        return await receive()
+
+    async def send(self, message: Message) -> None:
+        send = self._send
+        if send is not None:
+            await send(message)
+
+    def end(self) -> None:
+        self._receive = self._send = None
+
+
+class LetGoAfterExchange:
+    """ASGI wrapper: the SDK keeps the request a session's ``notifications/initialized`` came in (and through
+    its ``receive``, the HTTP connection's own objects) for the session's whole life; what it gets here lets
+    go of them once that exchange is over."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        exchange = _Exchange(receive, send)
+        try:
+            await self._app(scope, exchange.receive, exchange.send)
+        finally:
+            exchange.end()
+
+
 def _security(host: str) -> TransportSecuritySettings | None:
     """DNS-rebinding protection for loopback hosts, as the SDK's own ``streamable_http_app`` sets it."""
     if not is_loopback(host):
@@ -197,7 +326,10 @@ def http_app(
         return RequireAuthMiddleware(app, required_scopes, metadata_url) if verifier is not None else app
 
     async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok\n")
+        report = liveness(server)
+        if report.alive:
+            return PlainTextResponse("ok\n")
+        return Response(json.dumps(report.as_json()) + "\n", status_code=503, media_type="application/json")
 
     async def readyz(_: Request) -> Response:
         report = readiness.report()
@@ -208,7 +340,7 @@ def http_app(
         )
 
     routes: list[Route] = [
-        Route(options.path, endpoint=guarded(StreamableHTTPASGIApp(manager))),
+        Route(options.path, endpoint=guarded(LetGoAfterExchange(StreamableHTTPASGIApp(manager)))),
         Route(options.health_path, endpoint=healthz, methods=["GET"]),
         Route(options.ready_path, endpoint=readyz, methods=["GET"]),
     ]
@@ -219,7 +351,10 @@ def http_app(
             return Response(source.render(), media_type=source.content_type)
 
         # A plain function is a request endpoint to Starlette; the guard is an ASGI app around one.
-        endpoint = guarded(request_response(scrape)) if options.metrics_require_auth else scrape
+        require = options.metrics_require_auth
+        if require is None:
+            require = verifier is not None
+        endpoint = guarded(request_response(scrape)) if require else scrape
         routes.append(Route(options.metrics_path, endpoint=endpoint, methods=["GET"]))
     if options.auth is not None and resource_url is not None:
         routes.extend(
@@ -229,18 +364,19 @@ def http_app(
                 scopes_supported=options.auth.required_scopes,
             )
         )
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = [Middleware(RefuseWhileDraining, server=server, path=options.path)]
     if verifier is not None:
-        middleware = [
+        middleware += [
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, gate: ConnectionGate) -> GatedSocket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = GatedSocket(family, socket.SOCK_STREAM)
+    sock.gate = gate
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
@@ -257,8 +393,10 @@ async def serve_http(
     readiness: Readiness | None = None,
     metrics: MetricsSource | None = None,
     on_ready: Callable[[str], None] | None = None,
+    on_draining: Callable[[int], None] | None = None,
+    on_drained: Callable[[DrainReport], None] | None = None,
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
+    """Serve streamable HTTP at ``http://host:port/path`` until interrupted, then drain.
 
     Args:
         server: The MCP server.
@@ -266,6 +404,8 @@ async def serve_http(
         readiness: What ``/readyz`` reports; default ready at once.
         metrics: What ``/metrics`` serves; none by default.
         on_ready: Called with the URL once the server accepts connections (port 0 picks a free port).
+        on_draining: Called with the number of calls in flight when a signal starts the drain.
+        on_drained: Called with how the drain went, before the connections close.
 
     Raises:
         InsecureBindError: A non-loopback host without a token verifier.
@@ -273,19 +413,38 @@ async def serve_http(
     """
     options = options or HttpOptions()
     app = http_app(server, options, readiness=readiness, metrics=metrics)
-    sock = _bind(options.host, options.port)
+    if not options.stateless and options.session_idle_timeout is not None:
+        server.check_sessions_every(min(CHECK_INTERVAL, options.session_idle_timeout))
+    limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=connection_cap(options.max_connections),
+    )
+    gate = ConnectionGate(limits.max_connections)
+    sock = _bind(options.host, options.port, gate)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{options.host.strip('[]')}]" if sock.family == socket.AF_INET6 else options.host
     url = f"http://{shown_host}:{bound_port}{options.path}"
     config = uvicorn.Config(
         app,
         log_level="warning",
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=_FLUSH_SECONDS,
         timeout_keep_alive=options.keep_alive_timeout,
-        http=header_timeout_protocol(options.header_timeout) if options.header_timeout else "h11",
+        http=guarded_protocol(limits, gate),
         lifespan="on",
     )
-    ready_server = ReadyServer(config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None)
+    quiet_client_disconnects()
+
+    async def drain() -> None:
+        if on_draining is not None:
+            on_draining(server.calls_in_flight)
+        report = await server.drain(options.shutdown_grace)
+        if on_drained is not None:
+            on_drained(report)
+
+    ready_server = ReadyServer(
+        config, on_ready=(lambda: on_ready(url)) if on_ready is not None else None, drain=drain
+    )
     try:
         await ready_server.serve(sockets=[sock])
     finally:

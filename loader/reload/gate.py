@@ -3,20 +3,26 @@
 The loader calls ``gate_error`` with a file's freshly discovered tools before
 they reach the registry; a failure becomes the file's error (state
 ``rejected``) and the last good version keeps serving. Each example runs on
-its own daemon thread so a stuck tool costs the timeout, not the loader
-(the thread cannot be killed; it is abandoned, like a stuck import).
+its own one-thread call lane, so a stuck tool costs the timeout, not the
+loader; an example past its timeout is stopped the way a call past its
+deadline is (``CallLane.stop`` raises ``CallAbandoned`` in its thread): an
+endless Python loop ends at once instead of spinning on a core, and holding
+the GIL, for the rest of the process's life.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import threading
+import logging
 from collections.abc import Iterable, Mapping
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ..calls.lanes import CallLane
 from ..status import LoadErrorInfo, LoadErrorKind
 from ..types import AgentTool, ToolExample, ToolResult
 
@@ -30,6 +36,8 @@ __all__ = [
     "run_example",
     "run_examples",
 ]
+
+logger = logging.getLogger(__name__)
 
 EXAMPLE_FAILED = "ExampleFailed"
 """The ``LoadErrorInfo.exc_type`` of a file rejected by its examples."""
@@ -104,29 +112,25 @@ def match_output(expected: Any, actual: Any, where: str = "") -> str | None:
 
 def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: float) -> ExampleFailure | None:
     """Call ``tool`` with the example's params; None when the result is what the example says."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def call() -> None:
-        try:
-            box["result"] = tool.invoke(dict(example.params))
-        except BaseException as exc:  # reported as the example's failure
-            box["error"] = exc
-        finally:
-            done.set()
-
-    worker = threading.Thread(target=call, name=f"tool-loader-example-{tool.tool_name}", daemon=True)
-    worker.start()
-    if not done.wait(timeout):
+    lane = CallLane(
+        f"example-{tool.tool_name}", 1, idle_seconds=0.0, thread_name=f"tool-loader-example-{tool.tool_name}"
+    )
+    future = lane.submit(functools.partial(tool.invoke, dict(example.params)))
+    try:
+        result: ToolResult = future.result(timeout)
+    except FuturesTimeout:
+        if not lane.stop(future):
+            future.cancel()
+        logger.warning(
+            "tool_name=<%s>, timeout=<%g> | stopped an example past its timeout", tool.tool_name, timeout
+        )
         return ExampleFailure(
             tool.tool_name, index, example, FailureKind.TIMEOUT, f"no result within {timeout:g} s"
         )
-    if "error" in box:
-        exc = box["error"]
+    except BaseException as exc:  # reported as the example's failure
         return ExampleFailure(
             tool.tool_name, index, example, FailureKind.EXCEPTION, f"raised {type(exc).__name__}: {exc}"
         )
-    result: ToolResult = box["result"]
     output = result_output(result)
     if result.get("status") != "success":
         return ExampleFailure(

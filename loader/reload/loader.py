@@ -25,6 +25,7 @@ from typing import Any, Literal
 from immutables import Map
 
 from ..fingerprint import FingerprintCache
+from ..health import ThreadHealth
 from ..importing.backend import InProcessBackend, LoadBackend
 from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
@@ -114,8 +115,13 @@ class ToolLoader:
             hooked=lambda hook: has_implementations(self.plugin_manager, hook),
         )
         self._apply_lock = threading.RLock()
+        self.threads = ThreadHealth()
+        """The loader's own threads (and those serving it): which died, and of what."""
         self._scheduler = ChangeScheduler(
-            self._apply, tick=lambda: self._reconciler.supervise(), tick_interval=config.supervise_interval
+            self._apply,
+            tick=lambda: self._reconciler.supervise(),
+            tick_interval=config.supervise_interval,
+            threads=self.threads,
         )
         self._watcher = FolderWatcher(
             self._scheduler,
@@ -124,6 +130,7 @@ class ToolLoader:
             on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
             matters=self._matters,
             on_overflow=lambda: self._reconciler.events_lost(),
+            threads=self.threads,
         )
         self._watching = False
         self._closed = False
@@ -161,6 +168,7 @@ class ToolLoader:
             watcher=self._watcher,
             config=config,
             importing=self._imports.in_flight,
+            threads=self.threads,
         )
 
     # ------------------------------------------------------------ plugins

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from ..health import ThreadHealth
 from ..importing.backend import LoadBackend
 from .config import LoaderConfig
 from .disk import read_file
@@ -47,6 +48,7 @@ class Reconciler:
         watcher: FolderWatcher,
         config: LoaderConfig,
         importing: Callable[[Path], bool] = lambda path: False,
+        threads: ThreadHealth | None = None,
     ) -> None:
         self._roots = roots
         self._records = records
@@ -64,6 +66,7 @@ class Reconciler:
             interval=config.rescan_interval,
             recursive=config.recursive,
             look_closer=self._recheck_unsettled,
+            threads=threads,
         )
 
     def start(self) -> None:

@@ -43,7 +43,9 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..health import ThreadHealth
 from .sources import is_ignored_dir
+from .walk import MAX_FOLDER_DEPTH, warn_too_deep
 
 __all__ = ["FRESH_NS", "RACY_NS", "RescanStats", "Rescanner"]
 
@@ -116,7 +118,9 @@ class Rescanner:
         recursive: bool = True,
         name: str = "tool-loader-rescan",
         look_closer: Callable[[], None] | None = None,
+        threads: ThreadHealth | None = None,
     ) -> None:
+        self._threads = threads if threads is not None else ThreadHealth()
         self._roots = tuple(str(root) for root in roots)
         self._report = report
         self._look_closer = look_closer
@@ -146,6 +150,7 @@ class Rescanner:
         self._stopping.clear()
         go = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(go,), name=self._name, daemon=True)
+        self._threads.watch(self._thread)
         self._thread.start()
         # The thread waits for this: started straight into its baseline pass, it would keep the
         # GIL from the starter, which Thread.start() has just put to sleep, for a switch interval.
@@ -235,9 +240,9 @@ class Rescanner:
 
     def _walk(self, visited: set[str], stats: RescanStats, changed: list[str]) -> Iterator[tuple[str, bool]]:
         """Every folder below the roots, depth first, and whether it was listed (changed) in this pass."""
-        stack = list(reversed(self._roots))
+        stack = [(root, 0) for root in reversed(self._roots)]
         while stack:
-            directory = stack.pop()
+            directory, depth = stack.pop()
             if directory in visited:
                 continue
             try:
@@ -254,8 +259,12 @@ class Rescanner:
             if stats.folders % _YIELD_EVERY == 0:
                 time.sleep(0)
             yield directory, listed
-            if self._recursive:
-                stack.extend(os.path.join(directory, d) for d in reversed(folder.subdirs))
+            if not self._recursive or not folder.subdirs:
+                continue
+            if depth >= MAX_FOLDER_DEPTH:
+                warn_too_deep(os.path.join(directory, folder.subdirs[0]), MAX_FOLDER_DEPTH)
+                continue
+            stack.extend((os.path.join(directory, d), depth + 1) for d in reversed(folder.subdirs))
 
     def _relist(
         self, directory: str, mtime_ns: int, old: _Folder | None, stats: RescanStats, changed: list[str]

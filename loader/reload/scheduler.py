@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..health import ThreadHealth
+
 __all__ = ["ChangeScheduler"]
 
 logger = logging.getLogger(__name__)
@@ -38,8 +40,10 @@ class ChangeScheduler:
         tick: Callable[[], None] | None = None,
         tick_interval: float = 0.25,
         name: str = "tool-loader-scheduler",
+        threads: ThreadHealth | None = None,
     ) -> None:
         self._apply = apply
+        self._threads = threads if threads is not None else ThreadHealth()
         self._tick = tick
         self._tick_interval = tick_interval
         self._name = name
@@ -153,6 +157,7 @@ class ChangeScheduler:
         self._stopping = False
         self._next_tick = time.monotonic() + self._tick_interval
         self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._threads.watch(self._thread)
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pluggy
 
+from .walk import walk_folders
+
 __all__ = ["SourceFinder", "is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
 
 _VERDICT_CACHE_LIMIT = 200_000
@@ -105,7 +107,7 @@ class SourceFinder:
         # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
         # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
         by_name = self._builtin_rule_only() and is_default_tool_source(start / "x.py", root)
-        for directory, dirnames, filenames in os.walk(start, followlinks=False):
+        for directory, dirnames, filenames in walk_folders(str(start)):
             dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
             if not self._recursive:
                 dirnames[:] = []

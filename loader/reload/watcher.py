@@ -52,9 +52,11 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
+from ..health import ThreadHealth
 from .overflow import watch_overflows
 from .roots import links_on_path
 from .scheduler import ChangeScheduler
+from .walk import limit_watchdog_walks
 
 __all__ = ["ChangeScheduler", "FolderWatcher", "WatchMode", "WatchTimings"]
 
@@ -161,8 +163,10 @@ class FolderWatcher:
         on_overflow: Callable[[], None] = lambda: None,
         poll_interval: float = 0.5,
         events_retry: float = 30.0,
+        threads: ThreadHealth | None = None,
     ) -> None:
         self._scheduler = scheduler
+        self._threads = threads if threads is not None else ThreadHealth()
         self._matters = matters
         self._timings = timings
         self._recursive = recursive
@@ -188,8 +192,10 @@ class FolderWatcher:
         with self._lock:
             if self._observer is None:
                 self._stop_hearing_overflows = watch_overflows(self._on_overflow)
+                limit_watchdog_walks()
                 observer = Observer()
                 observer.daemon = True
+                self._threads.watch(observer)
                 observer.start()
                 self._observer = observer
 
@@ -270,6 +276,7 @@ class FolderWatcher:
         if self._poller is None:
             poller = PollingObserver(timeout=self._poll_interval)
             poller.daemon = True
+            self._threads.watch(poller)
             poller.start()
             self._poller = poller
         try:
@@ -277,6 +284,7 @@ class FolderWatcher:
         except OSError as exc:
             self._warn_once(path, exc, "could not poll folder")
             return None
+        self._watch_emitters(self._poller)
         self._warn_once(path, error, "the OS gives no more watches; polling the folder instead")
         return watch, WatchMode.POLLING
 
@@ -287,7 +295,9 @@ class FolderWatcher:
         assert self._observer is not None
         try:
             observer = self._observer
-            return observer.schedule(handler, str(path), recursive=recursive, event_filter=_EVENT_FILTER)
+            watch = observer.schedule(handler, str(path), recursive=recursive, event_filter=_EVENT_FILTER)
+            self._watch_emitters(observer)
+            return watch
         except OSError:
             try:
                 self._observer.remove_handler_for_watch(
@@ -296,6 +306,11 @@ class FolderWatcher:
             except KeyError:
                 pass
             raise
+
+    def _watch_emitters(self, observer: BaseObserver) -> None:
+        """The threads watchdog made for the watches are loader threads too: their death is a fault."""
+        for emitter in observer.emitters:
+            self._threads.watch(emitter)
 
     def _retry_events(self, root: Path, current: _Watch) -> bool:
         """Now and then, ask again for events for a polled folder; True once they are back."""

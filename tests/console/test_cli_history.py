@@ -7,16 +7,18 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from serving import INITIALIZE, post_json, serve_http
 from support import LineReader, call_text, cli_env, eventually, run_cli, write
 
 from loader import ToolLoader
 from loader.fingerprint import spec_digest
 from loader.history.recorder import HistoryRecorder
 from loader.history.rollback import backup_dir
-from loader.history.store import HistoryStore, database_path
+from loader.history.store import HistoryEvent, HistoryEventKind, HistoryStore, database_path
 
 CALC_V1 = '''
 from loader import tool
@@ -66,6 +68,7 @@ def _recorded(
     path = write(tools / name, sources[0])
     recorder = HistoryRecorder(tmp_path / "state")
     loader = make_loader(tools, plugins=[recorder])
+    assert recorder.flush(30)
     store = recorder.store_for(path)
     assert store is not None
     hashes = [_sha(path)]
@@ -324,3 +327,36 @@ def test_serve_and_watch_take_the_history_and_gate_options(tmp_path: Path) -> No
         assert result.returncode == 0
         for option in ("--no-history", "--state-dir", "--gate", "--example-timeout"):
             assert option in result.stdout, (command, option)
+
+
+def test_serve_with_a_corrupt_history_starts_and_history_says_it_was_reset(tmp_path: Path) -> None:
+    """An auxiliary file never stops the server: the corrupt database is set aside, a fresh one started."""
+    state = tmp_path / "state"
+    tools = tmp_path / "tools"
+    write(tools / "calc.py", CALC_V1)
+    database = database_path(tools, state)
+    database.parent.mkdir(parents=True)
+    database.write_bytes(b"\x00garbage, not SQLite\n" * 64)
+    with serve_http(tools, tmp_path, "--state-dir", str(state), wait_ready=True) as served:
+        assert post_json(served.url, INITIALIZE).status == 200
+        eventually(lambda: any("corrupt" in line for line in served.lines), message="no warning")
+    set_aside = list(database.parent.glob(database.name + ".corrupt-*"))
+    assert len(set_aside) == 1
+    assert any(str(set_aside[0]) in line for line in served.lines), served.lines
+    result = _cli(tmp_path, "history", "calc")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "the history database was corrupt and was reset" in text
+    assert str(set_aside[0]) in text
+
+
+def test_history_says_when_versions_were_dropped(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    _, store, _, _ = _recorded(tmp_path, make_loader, CALC_V1)
+    store.note_event(HistoryEvent(time.time(), HistoryEventKind.DROPPED, count=4, since=time.time() - 60))
+    result = _cli(tmp_path, "history", "calc")
+    assert result.returncode == 0, result.stderr
+    assert "4 tool versions went live but were not recorded" in " ".join(result.stdout.split())
+    events = json.loads(_cli(tmp_path, "history", "calc", "--json").stdout)["events"]
+    assert [event["kind"] for event in events] == ["dropped"]

@@ -32,6 +32,8 @@ NAMES = [
     "isolation",
     "burst",
     "tracing_overhead",
+    "sessions",
+    "drain",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")

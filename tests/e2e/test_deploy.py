@@ -18,7 +18,8 @@ import pytest
 from serving import serve_http
 from support import require_module, write
 
-from loader.console.cli import build_parser
+from loader.console.cli import build_parser, parse
+from loader.console.serve import http_options
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
@@ -77,6 +78,46 @@ def test_deployments_probe_serve_and_mount_tokens(kind_file: str) -> None:
     assert (args.transport, args.host, args.stateless) == ("http", "0.0.0.0", True)
 
 
+DRAIN_MARGIN = 5
+"""Seconds past the shutdown grace for the answers to be flushed and the process to exit."""
+
+
+@pytest.mark.parametrize("kind_file", ["deployment-git-sync.yaml", "deployment-configmap.yaml"])
+def test_deployments_give_a_draining_replica_time_to_finish_its_calls(kind_file: str) -> None:
+    """preStop pauses while the endpoint leaves the Service; then SIGTERM drains for --shutdown-grace;
+    the pod's grace period must cover both, or the kubelet's SIGKILL cuts the calls the drain protects."""
+    deployment = next(doc for where, doc in documents() if where == f"{kind_file}:Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    server = containers(kind_file)["tool-loader"]
+    pause_command = server["lifecycle"]["preStop"]["exec"]["command"]
+    assert pause_command[0] == "sleep", pause_command
+    pause = float(pause_command[1])
+    assert pause >= 1, (
+        "a pause shorter than an endpoint update lets the balancer send work to a stopped replica"
+    )
+    args = build_parser().parse_args([*dockerfile_instruction("ENTRYPOINT")[1:], *server["args"]])
+    assert pod["terminationGracePeriodSeconds"] >= pause + args.shutdown_grace + DRAIN_MARGIN, (
+        pod["terminationGracePeriodSeconds"],
+        pause,
+        args.shutdown_grace,
+    )
+
+
+def test_the_image_guards_metrics_with_the_tokens_that_guard_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image sets a token file; /metrics (tool names, call counts) must not stay open beside it."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("scrape-and-call\n")
+    env = dict(instruction_env("ENV"))
+    assert env["TOOL_LOADER_AUTH_TOKEN_FILE"] == "/var/run/tool-loader/tokens/tokens"
+    monkeypatch.setenv("TOOL_LOADER_AUTH_TOKEN_FILE", str(tokens))  # the Secret, mounted here instead
+    args = parse([*dockerfile_instruction("ENTRYPOINT")[1:], *dockerfile_instruction("CMD")]).args
+    options = http_options(args)
+    assert options.token_verifier is not None
+    assert options.metrics_require_auth is True
+
+
 def test_git_sync_shares_an_empty_dir_with_the_server() -> None:
     found = containers("deployment-git-sync.yaml")
     assert {"tool-loader", "git-sync"} <= set(found)
@@ -88,6 +129,12 @@ def instructions() -> dict[str, Any]:
     """deploy/Dockerfile parsed by Docker's own parser (the ``dockerfile`` package); last one of each kind."""
     dockerfile = require_module("dockerfile", _TEST_EXTRA)
     return {command.cmd: command for command in dockerfile.parse_file(str(DEPLOY / "Dockerfile"))}
+
+
+def instruction_env(name: str) -> list[tuple[str, str]]:
+    """The ``KEY=value`` pairs of an ENV instruction of deploy/Dockerfile."""
+    values = list(instructions()[name].value)
+    return list(zip(values[0::2], values[1::2], strict=True))
 
 
 def dockerfile_instruction(name: str) -> list[str]:

@@ -13,6 +13,7 @@ Deselect with ``-m "not fleet"``.
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -25,6 +26,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 import pytest
+import support
 from gitsync import ConfigMapSync, CopySync, GitSync, Publisher, git
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
@@ -64,8 +66,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+RETRY_REFUSED = """    option http-buffer-request
+    retry-on conn-failure 503
+    retries 3
+    option redispatch 1
+"""
+"""Resend a request a replica refused before running anything (a drain's 503, a closed port) to another one."""
+
+
 @contextmanager
-def haproxy(backends: list[int], tmp_path: Path) -> Iterator[str]:
+def haproxy(backends: list[int], tmp_path: Path, *, backend_options: str = "") -> Iterator[str]:
     """HAProxy on loopback, round robin over ``backends`` (health-checked on /readyz); yields the MCP URL."""
     binary = shutil.which("haproxy")
     require(binary is not None, "haproxy is not on PATH", HAPROXY_INSTALL)
@@ -96,7 +106,7 @@ backend replicas
     balance roundrobin
     option httpchk GET /readyz
     http-check expect status 200
-{servers}
+{backend_options}{servers}
 """
     )
     check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True, check=False)
@@ -296,3 +306,106 @@ async def test_a_tool_change_rolls_through_the_fleet(
     assert roll.answers, "no call was answered during the roll"
     assert after == [(new_fingerprint, f"v2:after-{count}") for count in range(3 * REPLICAS)]
     assert all(count > 0 for count in served), f"round robin without affinity reaches every replica: {served}"
+
+
+SLOW = '''
+import time
+from loader import tool
+
+@tool
+def slow(caller: str) -> str:
+    """Take longer than uvicorn's own shutdown waits, so that calls are in flight on every replica."""
+    time.sleep(3.0)
+    return "done:" + caller
+'''
+
+CALLERS = 4
+
+
+async def test_a_rolling_restart_loses_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A replica gets SIGTERM with calls in flight and is started again on its port, as a Deployment's
+    rolling update does, while callers keep calling through the balancer: every call is answered.
+
+    The balancer resends what a draining replica refused (503, nothing ran) or a stopped one could not take
+    (connection refused), as Kubernetes' preStop pause does by keeping traffic away until the endpoint is gone.
+    """
+    if shutil.which("haproxy") is None:
+        pytest.skip("haproxy is not on PATH (apt-get install haproxy; .ci/run installs it)")
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "slow.py").write_text(SLOW)
+    answered: list[str] = []
+    failures: list[str] = []
+    with ExitStack() as stack:
+        replicas = [
+            stack.enter_context(serve_http(folder, tmp_path, "--stateless", wait_ready=True))
+            for _ in range(REPLICAS)
+        ]
+        balancer = stack.enter_context(
+            haproxy([replica.port for replica in replicas], tmp_path, backend_options=RETRY_REFUSED)
+        )
+        rolled = anyio.Event()
+
+        async def keep_calling(caller: int) -> None:
+            async with Client(balancer) as client:
+                count = 0
+                while not rolled.is_set():
+                    count += 1
+                    name = f"{caller}.{count}"
+                    try:
+                        with anyio.fail_after(CONVERGENCE_DEADLINE):
+                            result = await client.call_tool("slow", {"caller": name})
+                    except Exception as exc:  # a lost call is a finding, not a crash of the test
+                        failures.append(f"{name}: {type(exc).__name__}: {exc}")
+                        continue
+                    text = text_of(result) if result.content else "(empty)"
+                    if result.is_error or text != f"done:{name}":
+                        failures.append(f"{name}: {text}")
+                    else:
+                        answered.append(name)
+
+        async with anyio.create_task_group() as group:
+            for caller in range(CALLERS):
+                group.start_soon(keep_calling, caller)
+            restarted = replicas[0]
+            await anyio.to_thread.run_sync(
+                support.eventually,
+                lambda: gauge(restarted, "tool_loader_calls_in_flight") > 0,
+                CONVERGENCE_DEADLINE,
+            )
+            drained = await anyio.to_thread.run_sync(terminate, restarted)
+            replacement = stack.enter_context(
+                serve_http(folder, tmp_path, "--stateless", "--port", str(restarted.port), wait_ready=True)
+            )
+            await anyio.to_thread.run_sync(
+                support.eventually, lambda: call_counts(replacement) > 0, CONVERGENCE_DEADLINE
+            )
+            rolled.set()
+
+    with capsys.disabled():
+        print(
+            f"\nrolling restart: {len(answered)} calls answered, {len(failures)} lost; "
+            f"SIGTERM to exit of the replica with calls in flight: {drained:.2f} s"
+        )
+    assert failures == []
+    assert any("calls in flight get up to" in line for line in restarted.lines), restarted.lines
+    assert len(answered) >= CALLERS
+
+
+def gauge(served: Served, name: str) -> float:
+    body = get(served.base + "/metrics").body.decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+        if sample.name == name
+    )
+
+
+def terminate(replica: Served) -> float:
+    """SIGTERM, then the seconds until the process exited; it must exit 0 (drained, not killed)."""
+    started = time.monotonic()
+    replica.process.send_signal(signal.SIGTERM)
+    status = replica.process.wait(CONVERGENCE_DEADLINE + 30)
+    assert status == 0, (status, replica.lines[-10:])
+    return time.monotonic() - started

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import linecache
+import logging
 import sqlite3
 import subprocess
 import sys
@@ -15,11 +16,11 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from support import cli_env, eventually, function_tool_source, write
+from support import call_text, cli_env, eventually, function_tool_source, write
 
 from loader import ToolLoader, hookimpl
 from loader.history.recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
-from loader.history.store import HistoryError, HistoryStore, NewVersion, database_path
+from loader.history.store import HistoryError, HistoryEventKind, HistoryStore, NewVersion, database_path
 from loader.spec_diff.kinds import SpecChangeKind
 
 
@@ -170,6 +171,7 @@ def _loader(
 ) -> tuple[ToolLoader, HistoryRecorder]:
     recorder = HistoryRecorder(state)
     loader = make_loader(folder, plugins=[recorder])
+    assert recorder.flush(30), "the first scan's versions were never written"
     return loader, recorder
 
 
@@ -248,13 +250,15 @@ _WATCHER = textwrap.dedent(
     from loader import ToolLoader, hookimpl
     from loader.history.recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
     from support import FAST
-    loader = ToolLoader([sys.argv[1]], plugins=[HistoryRecorder(sys.argv[2])], config=FAST)
+    recorder = HistoryRecorder(sys.argv[2])
+    loader = ToolLoader([sys.argv[1]], plugins=[recorder], config=FAST)
     loader.subscribe(lambda event: print("loaded", event.status.content_hash, flush=True))
     loader.scan()
     loader.start()
     print("ready", flush=True)
     sys.stdin.readline()
     loader.close()
+    recorder.close()
     """
 )
 
@@ -396,3 +400,113 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) ->
         for proc in procs:
             out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0 and out.strip() == "opened", err
+
+
+# ------------------------------------------------------------------ off the reload path
+THREE_TOOLS = """
+from loader import tool
+
+@tool
+def first() -> str:
+    \"\"\"One.\"\"\"
+    return "{version}"
+
+@tool
+def second() -> str:
+    \"\"\"Two.\"\"\"
+    return "{version}"
+
+@tool
+def third() -> str:
+    \"\"\"Three.\"\"\"
+    return "{version}"
+"""
+
+
+def _write_locked(path: Path) -> sqlite3.Connection:
+    """Another process's view: a connection holding the database's write lock until it is closed."""
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_a_locked_database_delays_the_record_never_the_reload(
+    tools_dir: Path, tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """Saves go live while another process holds the write lock; the versions are recorded once it lets go."""
+    state = tmp_path / "state"
+    path = write(tools_dir / "three.py", THREE_TOOLS.format(version="v1"))
+    recorder = HistoryRecorder(state)
+    loader = make_loader(tools_dir, plugins=[recorder])
+    assert recorder.flush(30)
+    holder = _write_locked(database_path(tools_dir, state))
+    try:
+        for version in ("v2", "v3"):
+            write(path, THREE_TOOLS.format(version=version))
+            # Well within the 30 s SQLite busy timeout a blocked recorder would wait for each tool.
+            eventually(
+                lambda v=version: call_text(loader, "third") == v,  # type: ignore[misc]
+                timeout=15,
+                message=f"{version} never went live while the history was locked",
+            )
+    finally:
+        holder.rollback()
+        holder.close()
+    assert recorder.flush(30)
+    store = recorder.store_for(path)
+    assert store is not None
+    for name in ("first", "second", "third"):
+        assert len(store.versions(name)) == 3, name
+    recorder.close()
+
+
+def test_records_beyond_the_queue_are_dropped_counted_and_noted(
+    tools_dir: Path, tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    state = tmp_path / "state"
+    path = write(tools_dir / "calc.py", function_tool_source("calc", body="return 'v0'"))
+    recorder = HistoryRecorder(state, queue_limit=2)
+    loader = make_loader(tools_dir, plugins=[recorder])
+    assert recorder.flush(30)
+    holder = _write_locked(database_path(tools_dir, state))
+    try:
+        for version in range(1, 7):
+            write(path, function_tool_source("calc", body=f"return 'v{version}'"))
+            eventually(lambda v=version: call_text(loader, "calc") == f"v{v}")  # type: ignore[misc]
+        eventually(lambda: recorder.dropped > 0, message="a full queue dropped nothing")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert recorder.flush(30)
+    store = recorder.store_for(path)
+    assert store is not None
+    events = store.events()
+    dropped = [event for event in events if event.kind is HistoryEventKind.DROPPED]
+    assert dropped and sum(event.count for event in dropped) == recorder.dropped, events
+    assert len(store.versions("calc")) == 7 - recorder.dropped
+    recorder.close()
+
+
+def test_a_corrupt_database_is_set_aside_and_a_fresh_one_started(
+    tools_dir: Path, tmp_path: Path, make_loader: Callable[..., ToolLoader], caplog: pytest.LogCaptureFixture
+) -> None:
+    state = tmp_path / "state"
+    database = database_path(tools_dir, state)
+    database.parent.mkdir(parents=True)
+    garbage = b"this is not a SQLite database\n" * 100
+    database.write_bytes(garbage)
+    path = write(tools_dir / "calc.py", function_tool_source("calc"))
+    recorder = HistoryRecorder(state)
+    with caplog.at_level(logging.WARNING, logger="loader.history"):
+        loader = make_loader(tools_dir, plugins=[recorder])
+        assert recorder.flush(30)
+    assert call_text(loader, "calc") == "v1"
+    set_aside = sorted(database.parent.glob(database.name + ".corrupt-*"))
+    assert len(set_aside) == 1 and set_aside[0].read_bytes() == garbage
+    assert str(set_aside[0]) in caplog.text
+    store = recorder.store_for(path)
+    assert store is not None
+    assert len(store.versions("calc")) == 1
+    resets = [event for event in store.events() if event.kind is HistoryEventKind.RESET]
+    assert [event.set_aside for event in resets] == [set_aside[0]]
+    recorder.close()

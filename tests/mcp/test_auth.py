@@ -33,7 +33,7 @@ def test_a_rewritten_file_rotates_the_tokens(tmp_path: Path) -> None:
     assert not verifier.accepts("old-token")
 
 
-def test_a_kubernetes_secret_swap_rotates_and_a_missing_file_keeps_the_last_tokens(tmp_path: Path) -> None:
+def test_a_kubernetes_secret_swap_rotates_the_tokens(tmp_path: Path) -> None:
     """Secret volumes are files linked through ``..data``, which the kubelet relinks to a new directory."""
     mount = tmp_path / "secret"
     (mount / "..v1").mkdir(parents=True)
@@ -47,21 +47,68 @@ def test_a_kubernetes_secret_swap_rotates_and_a_missing_file_keeps_the_last_toke
     os.symlink("..v2", mount / "..data_tmp")
     os.rename(mount / "..data_tmp", mount / "..data")
     assert verifier.accepts("second") and not verifier.accepts("first")
-    (mount / "..data").unlink()  # mid-swap: the link is briefly gone
-    assert verifier.accepts("second")
 
 
-def test_an_emptied_file_keeps_the_previous_tokens_and_says_so(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def _empty(path: Path) -> None:
+    path.write_text("")
+
+
+def _comments_only(path: Path) -> None:
+    path.write_text("# every token revoked\n\n")
+
+
+def _unreadable(path: Path) -> None:
+    path.chmod(0)
+
+
+def _not_text(path: Path) -> None:
+    path.write_bytes(b"\xff\xfe\x00 not utf-8\n")
+
+
+def _deleted(path: Path) -> None:
+    path.unlink()
+
+
+REVOCATIONS = {
+    "emptied": _empty,
+    "comments only": _comments_only,
+    "unreadable": _unreadable,
+    "not text": _not_text,
+    "deleted": _deleted,
+}
+
+
+@pytest.mark.parametrize("how", list(REVOCATIONS))
+def test_revoking_every_token_fails_closed_and_says_so(
+    how: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Emptying, commenting out, locking or deleting the file leaves no token accepted, with one error logged."""
+    if how == "unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads a file whatever its mode")
     path = tmp_path / "tokens"
-    path.write_text("keep-me\n")
+    path.write_text("revoke-me\nand-me\n")
     verifier = TokenFileVerifier(path)
-    path.write_text("# nothing yet\n")
-    with caplog.at_level(logging.WARNING, logger="loader.mcp.auth"):
-        assert verifier.accepts("keep-me")
-    assert "keeping the previous tokens" in caplog.text
-    assert "holds no token" in caplog.text
+    assert verifier.accepts("revoke-me")
+    REVOCATIONS[how](path)
+    with caplog.at_level(logging.ERROR, logger="loader.mcp.auth"):
+        assert not verifier.accepts("revoke-me")
+        assert not verifier.accepts("and-me")
+        assert not verifier.accepts("")
+    assert "no bearer token is accepted" in caplog.text
+    assert str(path) in caplog.text
+    assert verifier.problem is not None and verifier.problem.path == path
+    assert len([r for r in caplog.records if r.levelno >= logging.ERROR]) == 1, "said once, not per request"
+
+
+def test_tokens_written_back_after_a_revocation_are_accepted_again(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("old\n")
+    verifier = TokenFileVerifier(path)
+    path.unlink()
+    assert not verifier.accepts("old")
+    path.write_text("fresh-token\n")
+    assert verifier.accepts("fresh-token") and not verifier.accepts("old")
+    assert verifier.problem is None
 
 
 def test_a_missing_or_empty_file_fails_at_start(tmp_path: Path) -> None:

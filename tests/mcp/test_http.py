@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
-from serving import DEADLINE, GREET, INITIALIZE, get, post_json, serve_http
+from serving import DEADLINE, GREET, INITIALIZE, Served, get, post_json, serve_http
 from support import write
 
 from loader.console.cli import main
@@ -160,7 +160,10 @@ async def test_bearer_tokens_guard_mcp_and_rotate_with_the_file(served_dir: Path
         assert post_json(served.url, INITIALIZE, {"Authorization": "Bearer wrong"}).status == 401
         assert get(served.base + "/healthz").status == 200
         assert get(served.base + "/readyz").status == 200
-        assert get(served.base + "/metrics").status == 200
+        assert (
+            get(served.base + "/metrics").status == 401
+        )  # follows the MCP path: tool names are no one's business
+        assert get(served.base + "/metrics", {"Authorization": "Bearer first-token"}).status == 200
         async with Client(authorised(served.url, "first-token"), mode="legacy") as client:
             assert (await client.call_tool("greet", {"name": "ada"})).content == [
                 types.TextContent(type="text", text="hello ada")
@@ -171,6 +174,9 @@ async def test_bearer_tokens_guard_mcp_and_rotate_with_the_file(served_dir: Path
         )
         async with Client(authorised(served.url, "second-token"), mode="legacy") as client:
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo", "greet"]
+        tokens.write_text("# all revoked\n")  # revocation fails closed: the last token is refused
+        assert post_json(served.url, INITIALIZE, {"Authorization": "Bearer second-token"}).status == 401
+        await until(lambda: any("no bearer token is accepted" in line for line in served.lines))
 
 
 async def test_metrics_auth_flag_guards_metrics(served_dir: Path, tmp_path: Path) -> None:
@@ -185,6 +191,18 @@ async def test_metrics_auth_flag_guards_metrics(served_dir: Path, tmp_path: Path
         assert get(served.base + "/metrics").status == 401
         assert get(served.base + "/metrics", {"Authorization": "Bearer scrape-token"}).status == 200
         assert get(served.base + "/healthz").status == 200
+
+
+async def test_no_metrics_auth_keeps_metrics_open_beside_guarded_mcp(
+    served_dir: Path, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("only-token\n")
+    with serve_http(
+        served_dir, tmp_path, "--auth-token-file", str(tokens), "--no-metrics-auth", wait_ready=True
+    ) as served:
+        assert get(served.base + "/metrics").status == 200
+        assert post_json(served.url, INITIALIZE).status == 401
 
 
 def test_a_non_loopback_host_without_auth_is_refused(
@@ -274,3 +292,38 @@ async def test_stateless_mode_keeps_no_sessions(served_dir: Path, tmp_path: Path
                 result = await client.call_tool("echo", {"text": "hi"})
                 assert result.content == [types.TextContent(type="text", text="hi")]
     assert not any("handshake-era client initialized" in line for line in served.lines)
+
+
+def handshake_sessions(served: Served) -> float:
+    body = get(served.base + "/metrics").body.decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+        if sample.name == "tool_loader_handshake_sessions"
+    )
+
+
+async def test_expired_handshake_sessions_are_let_go_without_a_tool_change(
+    served_dir: Path, tmp_path: Path
+) -> None:
+    """The server's own list of sessions to notify kept every expired one (and its memory) until the next
+    change was announced: on a stable fleet, forever."""
+    with serve_http(
+        served_dir, tmp_path, "--session-idle-timeout", "1", wait_ready=True, verbose=1
+    ) as served:
+        for _ in range(20):
+            opened = post_json(served.url, INITIALIZE)
+            session = {
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+            assert (
+                post_json(
+                    served.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session
+                ).status
+                == 202
+            )
+        await until(lambda: handshake_sessions(served) == 20)
+        await until(lambda: sum(" idle timeout" in line for line in served.lines) == 20)
+        await until(lambda: handshake_sessions(served) == 0)

@@ -481,8 +481,8 @@ async def test_a_stalled_handshake_session_holds_up_no_later_announcement(
     server: MCPToolServer, registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A dead connection may take until NOTIFY_TIMEOUT to give up; the next change must not wait for it."""
-    monkeypatch.setattr("loader.mcp.server.NOTIFY_TIMEOUT", 3600.0)
-    server._legacy_sessions[0] = StalledSession()  # type: ignore[assignment]
+    monkeypatch.setattr("loader.mcp.sessions.NOTIFY_TIMEOUT", 3600.0)
+    server._legacy_sessions.add(StalledSession())  # type: ignore[arg-type]
     events: list[Any] = []
     async with Client(server.server, mode="auto") as modern, modern.listen(tools_list_changed=True) as sub:
 

@@ -360,3 +360,36 @@ def test_sample_tools_examples_pass(tmp_path: Path) -> None:
     result = run_cli("check", str(samples), "--examples", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no problems found" in result.stdout
+
+
+SPINNING = """
+from loader import tool
+
+@tool(examples=[{{"description": "spins", "params": {{"n": {n}}}}}])
+def spin(n: int) -> str:
+    \"\"\"Spin forever (a bug of version {n}).\"\"\"
+    while True:
+        pass
+"""
+
+
+def _spinning() -> list[int]:
+    """The threads running the body of ``spin`` right now, whatever they are called."""
+    return [ident for ident, frame in sys._current_frames().items() if frame.f_code.co_name == "spin"]
+
+
+def test_an_overrunning_example_is_stopped_not_left_spinning(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """Each rejected save used to leave its example spinning for good (a core each, and the GIL)."""
+    path = write(tools_dir / "calc.py", _calc(1))
+    loader = make_loader(tools_dir, config=replace(GATED, example_timeout=0.5))
+    events: list[LoaderEvent] = []
+    loader.subscribe(events.append)
+    for n in range(3):
+        write(path, _calc(1) + SPINNING.format(n=n))
+        rejected = eventually(lambda: _last_event(events, LoaderEventKind.REJECTED))
+        assert rejected.error is not None and "no result within 0.5 s" in rejected.error.message
+        events.clear()
+    eventually(lambda: not _spinning(), message="an example that overran is still running")
+    assert _version(loader) == 1

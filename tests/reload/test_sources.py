@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
+from fs_layouts import deep_chain
 
 from loader.hookspecs import hookimpl
 from loader.importing.discovery import make_plugin_manager
 from loader.reload.sources import SourceFinder, is_default_tool_source, is_ignored_dir
+from loader.reload.walk import MAX_FOLDER_DEPTH
 
 ROOT = Path("/tools")
 
@@ -100,3 +103,28 @@ def test_a_walk_asks_a_plugin_that_has_its_own_rule(tmp_path: Path) -> None:
     manager = make_plugin_manager([_OnlyNamesStartingWithT()], loader=None, builtin=False)
     finder = SourceFinder(manager, recursive=True)
     assert set(finder.list_sources(tmp_path)) == {tmp_path / "tool.py", tmp_path / "sub" / "__init__.py"}
+
+
+DEPTH = 1500
+"""Deeper than Python's recursion limit, as the fault injection that found the problem used."""
+
+
+def test_a_chain_of_folders_deeper_than_the_limit_is_walked_without_recursion_and_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "tools"
+    root.mkdir()
+    (root / "top.py").write_text("x = 1\n")
+    with deep_chain(root / "deep", DEPTH) as deepest:
+        near = root / "deep" / "d" / "near.py"
+        near.write_text("x = 1\n")
+        (deepest / "bottom.py").write_text("x = 1\n")
+        finder = SourceFinder(make_plugin_manager([], loader=None), recursive=True)
+        with caplog.at_level(logging.WARNING, logger="loader.reload"):
+            found = finder.list_sources(root)
+            again = finder.list_sources(root)
+    assert set(found) == set(again) == {root / "top.py", near}
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 1, "said once per folder, not on every walk"
+    assert f"deeper than {MAX_FOLDER_DEPTH} levels" in warnings[0]
+    assert str(root / "deep") in warnings[0]

@@ -1,0 +1,96 @@
+"""Stopping a replica without dropping calls: the calls in flight, and how a drain ends them.
+
+A rolling update stops every replica in turn. Cut off at once, a call in
+flight ends as an HTTP 200 with an empty stream: the client gets neither a
+result nor an error. So the server counts its ``tools/call`` s in flight; a
+drain waits for them for a grace period, then stops what is still running
+(a synchronous tool's thread is asked to stop, as at a call's deadline) and
+answers it with an error result that says why. The transport refuses new
+work meanwhile (``loader.mcp.transports``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from ..results import error_result
+from ..types import ToolResult
+
+__all__ = ["SHUTTING_DOWN", "CallsInFlight", "DrainReport", "stopped_by_shutdown"]
+
+logger = logging.getLogger(__name__)
+
+SHUTTING_DOWN = "the server is shutting down"
+"""The words every refusal and stopped call carries, so clients and logs can tell a shutdown apart."""
+
+
+@dataclass(frozen=True, slots=True)
+class DrainReport:
+    """How a drain went: calls that finished within the grace, calls stopped when it ended, time taken."""
+
+    finished: int
+    stopped: int
+    seconds: float
+
+
+def stopped_by_shutdown(tool_use_id: str, grace: float) -> ToolResult:
+    """The error result of a call still running when the shutdown grace ended."""
+    return error_result(
+        tool_use_id, f"Error: {SHUTTING_DOWN}: the call was stopped when its {grace:g} s grace ended"
+    )
+
+
+class CallsInFlight:
+    """The calls running now, on one event loop; ``drain`` waits for them, then stops the rest."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[ToolResult]] = set()
+        self._stopping = False
+        self.draining = False
+        """A drain has begun (new calls are the transport's to refuse)."""
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def run(self, work: Coroutine[Any, Any, ToolResult]) -> ToolResult | None:
+        """Await ``work`` as a call in flight; None when a drain stopped it at the end of its grace.
+
+        A cancellation of the caller itself (a client's ``notifications/cancelled``)
+        still cancels the call and propagates, as before.
+        """
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._stopping and task.cancelled() and (current is None or not current.cancelling()):
+                return None
+            raise
+        finally:
+            self._tasks.discard(task)
+
+    async def drain(self, grace: float) -> DrainReport:
+        """Wait up to ``grace`` seconds for the calls in flight, then stop the ones still running."""
+        self.draining = True
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + grace
+        finished = 0
+        while self._tasks and (left := deadline - loop.time()) > 0:
+            done, _ = await asyncio.wait(set(self._tasks), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finished += len(done)
+        running = set(self._tasks)
+        self._stopping = True
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running)
+            logger.warning(
+                "calls=<%d>, grace=<%g> | stopped calls still running at shutdown", len(running), grace
+            )
+        return DrainReport(finished=finished, stopped=len(running), seconds=loop.time() - started)

@@ -1,0 +1,134 @@
+"""SIGTERM to ``serve --transport http`` with calls in flight: they finish (or fail clearly), then exit 0.
+
+A real subprocess in both isolation modes; the calls are raw JSON-RPC POSTs
+(stateless, JSON answers), so an empty answer cannot hide behind a client library.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serving import DEADLINE, HttpAnswer, Served, get, post_json, serve_http
+from support import eventually, write
+
+SLOW = '''
+import time
+from loader import tool
+
+@tool
+def slow(seconds: float) -> str:
+    """Sleep a while, then say so."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+'''
+
+ISOLATION = ["thread", "process"]
+
+
+def call(served: Served, seconds: float, ident: int) -> HttpAnswer:
+    body = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"seconds": seconds}},
+    }
+    return post_json(served.url, body, {"mcp-protocol-version": "2025-11-25"})
+
+
+def result_of(answer: HttpAnswer) -> dict[str, Any]:
+    """The JSON-RPC result of a stateless answer (plain JSON or one SSE event)."""
+    assert answer.status == 200, (answer.status, answer.body)
+    text = answer.body.decode()
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        assert data, f"an empty event stream: {text!r}"
+        text = data[-1]
+    message = json.loads(text)
+    assert "result" in message, message
+    return dict(message["result"])
+
+
+def in_flight(served: Served, count: int, seconds: float) -> list[Future[HttpAnswer]]:
+    pool = ThreadPoolExecutor(count)
+    futures = [pool.submit(call, served, seconds, ident) for ident in range(count)]
+    pool.shutdown(wait=False)
+    return futures
+
+
+def wait_until_running(served: Served, count: int) -> None:
+    """The server has started ``count`` calls of ``slow`` (its debug log says so per call)."""
+    eventually(
+        lambda: (
+            sum("tool_name=<slow>" in line and "mcp tools/call" in line for line in served.lines) >= count
+        ),
+        timeout=DEADLINE,
+        message=f"{count} calls of slow never started",
+    )
+
+
+def exit_status(served: Served) -> int:
+    return served.process.wait(DEADLINE)
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_sigterm_lets_calls_in_flight_finish_refuses_new_work_and_exits_0(
+    isolation: str, tools_dir: Path, tmp_path: Path
+) -> None:
+    write(tools_dir / "slow.py", SLOW)
+    with serve_http(
+        tools_dir, tmp_path, "--stateless", "--isolation", isolation, wait_ready=True, verbose=2
+    ) as served:
+        calls = in_flight(served, 3, 3.0)
+        wait_until_running(served, 3)
+        signalled = time.monotonic()
+        served.process.send_signal(signal.SIGTERM)
+        ready = eventually(
+            lambda: (answer := get(served.base + "/readyz", timeout=5)).status == 503 and answer,
+            timeout=DEADLINE,
+            message="/readyz never turned 503",
+        )
+        assert ready.json()["draining"] is True
+        assert served.process.poll() is None, "the process died of the signal instead of draining"
+        refused = call(served, 0.0, 99)
+        assert refused.status == 503
+        error = json.loads(refused.body)["error"]
+        assert "shutting down" in error["message"], error
+        results = [result_of(future.result(DEADLINE)) for future in calls]
+        assert all(not result["isError"] for result in results), results
+        assert [result["content"][0]["text"] for result in results] == ["slept 3.0"] * 3
+        assert exit_status(served) == 0
+        drained = time.monotonic() - signalled
+    print(f"\ndrain ({isolation}): 3 calls of 3 s in flight, SIGTERM to exit {drained:.2f} s")
+    assert any("draining" in line for line in served.lines), served.lines
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_calls_still_running_when_the_grace_ends_get_an_error_result(
+    isolation: str, tools_dir: Path, tmp_path: Path
+) -> None:
+    write(tools_dir / "slow.py", SLOW)
+    with serve_http(
+        tools_dir,
+        tmp_path,
+        "--stateless",
+        "--isolation",
+        isolation,
+        "--shutdown-grace",
+        "1",
+        wait_ready=True,
+        verbose=2,
+    ) as served:
+        calls = in_flight(served, 2, 60.0)
+        wait_until_running(served, 2)
+        served.process.send_signal(signal.SIGINT)  # Ctrl-C drains the same way
+        results = [result_of(future.result(DEADLINE)) for future in calls]
+        assert exit_status(served) == 0
+    for result in results:
+        assert result["isError"], result
+        assert "shutting down" in result["content"][0]["text"], result

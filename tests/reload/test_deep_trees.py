@@ -1,0 +1,83 @@
+"""Deep or odd trees never kill a loader thread; a loader thread that dies anyway is known, with its traceback.
+
+Real folders, the real watchdog observer, events only (no periodic rescan to
+paper over a dead watch): a save after the deep chain must go live through
+its own event.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fs_layouts import deep_chain, make_deep_chain, remove_deep_chain
+from support import EVENTS_ONLY, call_text, eventually, function_tool_source, write
+
+from loader import ToolLoader, hookimpl
+from loader.reload.walk import MAX_FOLDER_DEPTH
+from loader.reload.watcher import WatchMode
+from loader.status import FileStatus
+
+DEPTH = 1500
+
+
+def test_a_deep_chain_present_at_start_is_skipped_and_saves_still_go_live(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader], caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tools_dir / "first.py", function_tool_source("first"))
+    with deep_chain(tools_dir / "deep", DEPTH), caplog.at_level(logging.WARNING):
+        loader = make_loader(tools_dir, config=EVENTS_ONLY)
+        assert loader.registry.names() == ("first",)
+        write(tools_dir / "second.py", function_tool_source("second"))
+        eventually(lambda: "second" in loader.registry, message="a save after the deep chain never went live")
+        assert loader.watch_modes() == {tools_dir: WatchMode.EVENTS}
+        assert loader.threads.deaths() == ()
+    assert f"deeper than {MAX_FOLDER_DEPTH} levels" in caplog.text
+
+
+def test_a_deep_chain_moved_in_while_watching_kills_no_thread(
+    tools_dir: Path, tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "first.py", function_tool_source("first"))
+    loader = make_loader(tools_dir, config=EVENTS_ONLY)
+    outside = tmp_path / "chain"
+    make_deep_chain(outside, DEPTH)
+    inside = tools_dir / "chain"
+    os.rename(outside, inside)  # the whole chain appears at once, as a checkout's rename does
+    try:
+        write(tools_dir / "first.py", function_tool_source("first", body="return 'v2'"))
+        eventually(
+            lambda: call_text(loader, "first") == "v2", message="a save after the chain never went live"
+        )
+        assert loader.threads.deaths() == ()
+    finally:
+        remove_deep_chain(inside)
+
+
+class _Fatal(BaseException):
+    """What a plugin calling ``sys.exit()`` on the applying thread looks like to that thread."""
+
+
+class _ExitsOnSecondVersion:
+    @hookimpl
+    def tool_loader_file_status_changed(self, status: FileStatus, previous: FileStatus | None) -> None:
+        if previous is not None and status.tools and previous.content_hash != status.content_hash:
+            raise _Fatal("a plugin gave up")
+
+
+def test_a_loader_thread_that_dies_is_recorded_and_logged_with_its_traceback(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(tools_dir / "first.py", function_tool_source("first"))
+    loader = make_loader(tools_dir, config=EVENTS_ONLY, plugins=[_ExitsOnSecondVersion()])
+    assert loader.threads.deaths() == ()
+    with caplog.at_level(logging.ERROR):
+        write(path, function_tool_source("first", body="return 'v2'"))
+        deaths = eventually(loader.threads.deaths, message="the dying thread was not noticed")
+    (death,) = deaths
+    assert death.exc_type == "_Fatal" and death.message == "a plugin gave up"
+    assert "tool_loader_file_status_changed" in death.traceback
+    assert death.thread in caplog.text and "_Fatal: a plugin gave up" in caplog.text
