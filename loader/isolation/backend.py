@@ -27,7 +27,7 @@ from typing import Any
 from ..importing.backend import Discover, Load
 from ..importing.importer import ToolImporter
 from ..importing.threads import ImportJob, ImportPool, ImportTimeout
-from ..status import LoadErrorInfo, RemoteLoadError
+from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
 from .errors import WorkerCrashed, WorkerError, WorkerStartError, WorkerTimeout
@@ -292,10 +292,15 @@ def _error_info(error: Any, path: Path) -> LoadErrorInfo:
             "WorkerError", "the import worker reported a failure without details", str(path), None
         )
     line = error.get("line")
+    try:
+        kind = LoadErrorKind(str(error.get("kind")))
+    except ValueError:  # a worker of another version, or none said
+        kind = LoadErrorKind.EXCEPTION
     return LoadErrorInfo(
         str(error.get("exc_type") or "Error"),
         str(error.get("message") or ""),
         error.get("file") if isinstance(error.get("file"), str) else str(path),
         line if isinstance(line, int) else None,
         str(error.get("traceback") or ""),
+        kind,
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
-from .errors import WorkerCrashed, WorkerError, WorkerTimeout
+from .errors import WorkerCrashed, WorkerError, WorkerTimeout, tool_raised
 from .ledger import ModuleVersion
 from .pool import WorkerPool
 from .process import WorkerProcess
@@ -45,7 +45,12 @@ class CallRouter:
         on_event: Callable[[Any], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> ToolResult:
-        """Run ``tool_name`` from the last module of ``recipe``; never raises for the tool's fault."""
+        """Run ``tool_name`` from the last module of ``recipe``.
+
+        Every way a worker can fail becomes an error result; only a tool that
+        raises through (``raise_errors=True``) makes this raise, as it would
+        in-process (``ToolRaised``, named like the tool's exception).
+        """
         tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -60,11 +65,10 @@ class CallRouter:
             return error_result(tool_use_id, f"Error: tool {tool_name} could not start: {exc}")
         healthy = False
         try:
-            result = self._run(
+            result, raised = self._run(
                 worker, tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
             )
             healthy = True
-            return result
         except WorkerTimeout:
             if cancel is not None and cancel.is_set():
                 text = f"Error: the call of tool {tool_name} was cancelled; its worker process was stopped"
@@ -82,6 +86,9 @@ class CallRouter:
             )
         finally:
             self.pool.release(worker, healthy=healthy)
+        if raised is not None:
+            raise tool_raised(*raised)
+        return result
 
     def _run(
         self,
@@ -93,7 +100,8 @@ class CallRouter:
         on_event: Callable[[Any], None] | None,
         cancel: threading.Event | None,
         deadline: float | None,
-    ) -> ToolResult:
+    ) -> tuple[ToolResult, tuple[str, str] | None]:
+        """The call's result, and the tool's exception (type name, text) if it raised through."""
         self._collect_prepared(worker, deadline)
         known = worker.known
         build = [
@@ -128,8 +136,12 @@ class CallRouter:
         else:
             known.clear()
         if not is_tool_result_like(result):
-            return error_result(tool_use["toolUseId"], f"Error: tool {tool_name}'s worker sent {result!r}")
-        return result  # type: ignore[no-any-return]
+            text = f"Error: tool {tool_name}'s worker sent {result!r}"
+            return error_result(tool_use["toolUseId"], text), None
+        raised = message.get("raised")
+        if isinstance(raised, list) and len(raised) == 2:
+            return result, (str(raised[0]), str(raised[1]))
+        return result, None
 
     def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
         """Have an idle worker build a new version now, so its first call does not pay for the import.

@@ -32,7 +32,7 @@ from ..importing.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
-from ..types import AgentTool, ToolResult, ToolUse
+from ..types import AgentTool, ToolExample, ToolResult, ToolUse
 from .protocol import Channel, ChannelClosed, decode_value, encode_value
 
 __all__ = ["main"]
@@ -84,7 +84,16 @@ def describe(tool: AgentTool) -> dict[str, Any]:
         "display": encode_value(tool.get_display_properties()),
         "hot_reload": bool(tool.supports_hot_reload),
         "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
+        "examples": [_example(example) for example in tool.examples],
     }
+
+
+def _example(example: ToolExample) -> dict[str, Any]:
+    """One example as plain data; ``expected_output`` only when the example gives one."""
+    data: dict[str, Any] = {"params": encode_value(example.params), "description": example.description}
+    if example.has_expected_output:
+        data["expected_output"] = encode_value(example.expected_output)
+    return data
 
 
 class Worker:
@@ -213,6 +222,7 @@ class Worker:
                 "file": info.file,
                 "line": info.line,
                 "traceback": info.traceback,
+                "kind": info.kind.value,
             }
         executed = self._executed_report(int(message["serial_base"]))
         touched = {name, *(item[0] for item in executed)}
@@ -273,8 +283,9 @@ class Worker:
             return {"result": encode_value(_final_result(last, tool_use["toolUseId"]))}
         try:
             result = tool.invoke(tool_use["input"], tool_use_id=tool_use["toolUseId"], invocation_state=state)
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
+        except BaseException as exc:  # raised through (raise_errors=True): the caller's proxy raises it
             result = exception_result(tool_use["toolUseId"], exc)
+            return {"result": encode_value(result), "raised": [type(exc).__name__, str(exc)]}
         return {"result": encode_value(result)}
 
     async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:

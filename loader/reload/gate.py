@@ -4,11 +4,15 @@ The loader calls ``gate_error`` with a file's freshly discovered tools before
 they reach the registry; a failure becomes the file's error (state
 ``rejected``) and the last good version keeps serving. Each example runs on
 its own daemon thread so a stuck tool costs the timeout, not the loader
-(the thread cannot be killed; it is abandoned, like a stuck import).
+(an in-process thread cannot be killed; it is abandoned, like a stuck
+import; a tool in a worker process is stopped with its worker). In process
+mode the examples travel with the proxy and run in a call worker against the
+candidate version, exactly as its calls would once it is live.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterable, Mapping
@@ -102,6 +106,24 @@ def match_output(expected: Any, actual: Any, where: str = "") -> str | None:
     return None
 
 
+def _bounded_call(tool: AgentTool, params: dict[str, Any], timeout: float) -> ToolResult:
+    """``tool``'s result for ``params``; an async tool is cancelled at ``timeout`` (``TimeoutError``).
+
+    Cancelling is what stops a tool in a worker process (its proxy is async and
+    kills the worker): a hanging example must not keep a worker busy until the
+    call timeout. A synchronous in-process tool cannot be stopped; its thread
+    is abandoned.
+    """
+    if not tool.is_async:
+        return tool.invoke(params)
+
+    async def bounded() -> ToolResult:
+        async with asyncio.timeout(timeout):
+            return await tool.ainvoke(params)
+
+    return asyncio.run(bounded())
+
+
 def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: float) -> ExampleFailure | None:
     """Call ``tool`` with the example's params; None when the result is what the example says."""
     box: dict[str, Any] = {}
@@ -109,7 +131,9 @@ def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: floa
 
     def call() -> None:
         try:
-            box["result"] = tool.invoke(dict(example.params))
+            box["result"] = _bounded_call(tool, dict(example.params), timeout)
+        except TimeoutError:
+            box["timeout"] = True
         except BaseException as exc:  # reported as the example's failure
             box["error"] = exc
         finally:
@@ -117,7 +141,7 @@ def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: floa
 
     worker = threading.Thread(target=call, name=f"tool-loader-example-{tool.tool_name}", daemon=True)
     worker.start()
-    if not done.wait(timeout):
+    if not done.wait(timeout) or "timeout" in box:
         return ExampleFailure(
             tool.tool_name, index, example, FailureKind.TIMEOUT, f"no result within {timeout:g} s"
         )
