@@ -191,8 +191,12 @@ class ImportPool:
             raise error
         return job.outcome()
 
-    def abandon(self, job: ImportJob[Any]) -> None:
-        """Give up on ``job``: drop it if it has not started, else ask its thread to stop."""
+    def abandon(self, job: ImportJob[Any], *, interrupt: bool = True) -> None:
+        """Give up on ``job``: drop it if it has not started, else ask its thread to stop.
+
+        ``interrupt=False`` leaves a running job alone (its owner stops it another
+        way, as the process backend does by stopping the job's worker process).
+        """
         with self._cond:
             job.abandoned = True
             if job in self._queue:
@@ -204,7 +208,7 @@ class ImportPool:
             if job.thread is None and not job.done:  # a chained job not started yet: skipped
                 job._finish(None, ImportAbandoned())
                 return
-            if job.thread is not None and not job.done:
+            if job.thread is not None and not job.done and interrupt:
                 _interrupt(job.thread)
 
     def release_idle(self) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
 from .errors import WorkerCrashed, WorkerError, WorkerTimeout, tool_raised
-from .ledger import ModuleVersion
+from .ledger import ModuleLedger, ModuleVersion
 from .pool import WorkerPool
 from .process import WorkerProcess
 from .protocol import decode_value, encode_value, json_safe_state
@@ -27,13 +27,17 @@ __all__ = ["CallRouter"]
 
 logger = logging.getLogger(__name__)
 
+_FROM_DISK = -1
+"""The serial of a module a worker imported from disk during a call: no recorded version matches it."""
+
 
 class CallRouter:
     """Sends calls of proxy tools to the call workers of one backend."""
 
-    def __init__(self, pool: WorkerPool, call_timeout: float) -> None:
+    def __init__(self, pool: WorkerPool, call_timeout: float, ledger: ModuleLedger) -> None:
         self.pool = pool
         self.call_timeout = call_timeout
+        self._ledger = ledger
 
     def call(
         self,
@@ -104,15 +108,17 @@ class CallRouter:
         """The call's result, and the tool's exception (type name, text) if it raised through."""
         self._collect_prepared(worker, deadline)
         known = worker.known
-        build = [
-            [v.name, v.serial, str(v.path), None if known.get(v.name) == v.serial else encode_value(v.source)]
-            for v in recipe
-        ]
+        epoch = self._ledger.epoch
+        sync, dropped = self._ledger.updates(known, worker.synced)
+        in_recipe = {v.name for v in recipe}
+        sync = tuple(v for v in sync if v.name not in in_recipe)
         serial = recipe[-1].serial
         worker.send(
             {
                 "op": "call",
-                "build": build,
+                "sync": [_entry(v, known) for v in sync],
+                "drop": list(dropped),
+                "build": [_entry(v, known) for v in recipe],
                 "serial": serial,
                 "tool": tool_name,
                 "tool_use": encode_value(tool_use),
@@ -130,11 +136,18 @@ class CallRouter:
             break
         result = decode_value(message.get("result"))
         if message.get("prepared", True):
-            for version in recipe:
+            for version in (*sync, *recipe):
                 known[version.name] = version.serial
+            for name in dropped:
+                known.pop(name, None)
+            for name in message.get("imported") or ():
+                known.setdefault(str(name), _FROM_DISK)
             worker.built.add(serial)
+            if self._ledger.is_current(recipe):  # else the old versions it ran must be replaced next time
+                worker.synced = epoch
         else:
             known.clear()
+            worker.synced = 0
         if not is_tool_result_like(result):
             text = f"Error: tool {tool_name}'s worker sent {result!r}"
             return error_result(tool_use["toolUseId"], text), None
@@ -154,16 +167,7 @@ class CallRouter:
             return
         healthy = True
         try:
-            known = worker.known
-            build = [
-                [
-                    v.name,
-                    v.serial,
-                    str(v.path),
-                    None if known.get(v.name) == v.serial else encode_value(v.source),
-                ]
-                for v in recipe
-            ]
+            build = [_entry(v, worker.known) for v in recipe]
             worker.send({"op": "prepare", "build": build, "serial": recipe[-1].serial})
             worker.prepared.append((recipe[-1].serial, {v.name: v.serial for v in recipe}))
         except WorkerError:
@@ -186,3 +190,9 @@ class CallRouter:
     def cleanup(self, tool_name: str, serial: int) -> None:
         """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""
         self.pool.tell(lambda w: serial in w.built, {"op": "cleanup", "serial": serial, "tool": tool_name})
+
+
+def _entry(version: ModuleVersion, known: dict[str, int]) -> list[Any]:
+    """A module version as a worker takes it: its source only if the worker does not hold it."""
+    source = None if known.get(version.name) == version.serial else encode_value(version.source)
+    return [version.name, version.serial, str(version.path), source]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import faulthandler
+import importlib.machinery
 import json
 import os
 import signal
@@ -28,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
-from ..importing.importer import ToolImporter
+from ..importing.importer import ToolImporter, _SourceBytesLoader
 from ..results import error_result, exception_result, is_tool_result_like
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
@@ -42,11 +43,29 @@ _BUILT_TOOLS_KEPT = 512
 
 
 class _RecordingImporter(ToolImporter):
-    """A ``ToolImporter`` that remembers every module it executed, with the bytes it ran."""
+    """A ``ToolImporter`` that remembers every module it executed, with the bytes it ran.
+
+    A call worker also keeps *staged* modules: the live version of a module it
+    held an older one of, dropped from ``sys.modules`` and run from the staged
+    bytes (not the disk) when code imports it again, as the in-process
+    ``sys.modules`` would hand out the live version.
+    """
 
     def __init__(self, roots: list[Path], tag: str) -> None:
         super().__init__(roots, tag=tag)
         self.executed: list[tuple[str, Path, bytes]] = []
+        self.staged: dict[str, tuple[int, bytes]] = {}
+        self.ran_staged: dict[str, int] = {}
+
+    def _file_spec(
+        self, fullname: str, file: Path, package_dir: Path | None = None
+    ) -> importlib.machinery.ModuleSpec:
+        spec = super()._file_spec(fullname, file, package_dir)
+        staged = self.staged.pop(fullname, None)
+        if staged is not None and isinstance(spec.loader, _SourceBytesLoader):
+            spec.loader.source = staged[1]
+            self.ran_staged[fullname] = staged[0]
+        return spec
 
     def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
         super()._execute(module, path, source, digest)
@@ -135,13 +154,19 @@ class Worker:
     # -------------------------------------------------------------- modules
     def ensure(self, items: list[list[Any]]) -> None:
         """Run the given module versions that this process does not hold yet, in order."""
+        self.current.update(self.importer.ran_staged)
+        self.importer.ran_staged.clear()
         for name, serial, path_text, source in items:
             if self.current.get(name) == serial:
                 continue
-            if source is None:
+            staged = self.importer.staged.pop(name, None)
+            if source is not None:
+                data = decode_value(source)
+            elif staged is not None and staged[0] == serial:
+                data = staged[1]
+            else:
                 raise RuntimeError(f"worker lost module {name} (version {serial}); its source was not sent")
             path = Path(path_text)
-            data = decode_value(source)
             self.importer.executed.clear()
             if path.name == "__init__.py":
                 module = self._run_package(name, path, data)
@@ -152,10 +177,24 @@ class Worker:
             while len(self.modules) > _BUILT_TOOLS_KEPT:
                 self.modules.popitem(last=False)
 
+    def stage(self, items: list[list[Any]], dropped: list[str]) -> None:
+        """Bring held modules up to the live versions: each outdated one leaves ``sys.modules``, its live
+        bytes staged for the next import of it; ``dropped`` ones (deleted files) just leave."""
+        self.current.update(self.importer.ran_staged)
+        self.importer.ran_staged.clear()
+        for name, serial, _path, source in items:
+            if self.current.get(name) == serial or source is None:
+                continue
+            self.importer.forget([name])
+            self.current.pop(name, None)
+            self.importer.staged[name] = (int(serial), decode_value(source))
+        for name in dropped:
+            self.importer.forget([name])
+            self.current.pop(name, None)
+            self.importer.staged.pop(name, None)
+
     def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
         import importlib.util
-
-        from ..importing.importer import _SourceBytesLoader
 
         spec = self.importer._file_spec(name, path, package_dir=path.parent)
         loader = _SourceBytesLoader(self.importer, path)
@@ -204,6 +243,9 @@ class Worker:
     def on_load(self, message: dict[str, Any]) -> dict[str, Any]:
         path = Path(message["path"])
         name = str(message["module"])
+        self.on_forget({"names": message.get("forget", [])})
+        if message.get("begin"):
+            self.importer.begin_batch()
         self.ensure(message.get("preload", []))
         self.importer.executed.clear()
         before = self.importer.executions
@@ -271,11 +313,24 @@ class Worker:
         tool_use: ToolUse = decode_value(message["tool_use"])
         state: dict[str, Any] = decode_value(message.get("state") or {})
         try:
+            self.stage(message.get("sync", []), message.get("drop", []))
             tool = self.tool_for(message)
         except BaseException as exc:  # rebuilding failed: an error result, not a dead worker
             failure = _failure(tool_use["toolUseId"], exc, "could not be prepared")
             return {"result": encode_value(failure), "prepared": False}
-        if message.get("stream"):
+        self.importer.executed.clear()
+        reply = self._call(tool, tool_use, state, bool(message.get("stream")))
+        # Modules the call imported from disk (a sibling imported inside a function): the loader
+        # marks them held, so their next live version replaces them here before the next call.
+        reply["imported"] = sorted(
+            {name for name, _, _ in self.importer.executed} - set(self.importer.ran_staged)
+        )
+        return reply
+
+    def _call(
+        self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool
+    ) -> dict[str, Any]:
+        if stream:
             try:
                 last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool

@@ -1,4 +1,5 @@
-"""What must hold in every isolation mode: the gate and one discovery.
+"""What must hold in every isolation mode: the gate, imports that never wait for one another,
+and one discovery.
 
 Each test runs once per mode (``MODES``): tools imported and called in this
 process (``thread``) and in worker processes (``process``). The real
@@ -15,7 +16,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from support import FAST, MakeLoader, eventually, write
+from support import FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
 from loader.reload.gate import EXAMPLE_FAILED
 from loader.reload.loader import ToolLoader
@@ -93,6 +94,23 @@ def test_the_gate_rejects_every_bad_save_and_keeps_the_last_good_version(
         assert _calc_version(loader) == 1, what
         write(path, _calc(1))  # back to the good version, so the next bad save is a change again
         eventually(lambda: _status(loader, path).state is FileState.LOADED, timeout=30, message=what)
+
+
+# -- 2. a hanging import holds only itself -----------------------------------------------------------
+HANGING = "import pathlib\npathlib.Path({marker!r}).touch()\nwhile True:\n    pass\n"
+
+
+def test_another_files_save_goes_live_while_an_import_hangs(tools_dir: Path, make_loader: MakeLoader) -> None:
+    """The hanging import is still running (its deadline is far off) when the other save is live."""
+    other = write(tools_dir / "other.py", function_tool_source("other", "return 'v1'"))
+    loader = make_loader(tools_dir, config=replace(FAST, import_timeout=60.0))
+    marker = tools_dir.parent / "hang-started"
+    hanging = write(tools_dir / "hanging.py", HANGING.format(marker=str(marker)))
+    eventually(marker.exists, message="the hanging import runs")
+    for version in range(2, 5):
+        write(other, function_tool_source("other", f"return 'v{version}'"))
+        eventually(lambda v=version: call_text(loader, "other") == f"v{v}", timeout=30)  # type: ignore[misc]
+        assert [i.path for i in loader.imports_in_progress()] == [hanging]
 
 
 # -- 4. one discovery ----------------------------------------------------------------------------

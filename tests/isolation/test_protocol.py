@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loader.isolation import DEFAULT_WORKER_ENV, WorkerOptions, worker_environment
-from loader.isolation.ledger import ModuleLedger, ModuleVersion
+from loader.isolation.ledger import SERIAL_BLOCK, ModuleLedger, ModuleVersion
 from loader.isolation.protocol import Channel, ChannelClosed, decode_value, encode_value, json_safe_state
 
 
@@ -122,7 +122,30 @@ def test_ledger_recipe_lists_dependencies_first_at_their_current_versions() -> N
     assert ledger.dependents(["base"]) == {"middle", "user"}
     ledger.record(_version("base", 4))
     assert ledger.recipe("user")[0].serial == 4
-    assert ledger.next_serial == 5
+
+
+def test_ledger_serial_blocks_never_overlap() -> None:
+    """Imports run at once in several workers, each numbering what it runs from its own block."""
+    ledger = ModuleLedger()
+    first, second = ledger.reserve_serials(), ledger.reserve_serials()
+    assert second - first == SERIAL_BLOCK
+
+
+def test_ledger_updates_name_what_a_holder_must_replace_or_drop_since_an_epoch() -> None:
+    ledger = ModuleLedger()
+    for version in (_version("helper", 1), _version("tool", 2), _version("gone", 3)):
+        ledger.record(version)
+    ledger.set_dependencies("tool", ["helper"])
+    held = {"helper": 1, "tool": 2, "gone": 3}
+    synced = ledger.epoch
+    assert ledger.updates(held, synced) == ((), ())
+    newer = _version("helper", 5)
+    ledger.record(newer)
+    ledger.record(_version("unheld", 6))
+    ledger.forget(["gone"])
+    assert ledger.updates(held, synced) == ((newer,), ("gone",))
+    assert ledger.updates({**held, "helper": 5}, synced) == ((), ("gone",))
+    assert ledger.is_current(ledger.recipe("tool")) and not ledger.is_current([_version("helper", 1)])
 
 
 def test_ledger_forgets_modules_and_their_edges() -> None:
