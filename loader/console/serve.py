@@ -262,6 +262,10 @@ def run(args: argparse.Namespace) -> int:
     if args.transport == "http":
         _http_options(args)  # refuse bad auth settings before loading anything
     loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
+    if loader.config.isolation == "process":  # /proc/<pid>/cmdline is readable by every worker
+        from ..isolation.host import hide_option_values
+
+        hide_option_values(["--auth-token-file"])
     attach_history(loader, args)
     server = MCPToolServer(
         loader.registry,

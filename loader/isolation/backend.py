@@ -33,6 +33,7 @@ from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
 from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
+from .host import harden_host
 from .importers import ImportWorkers
 from .ledger import ModuleLedger, ModuleVersion
 from .options import WorkerOptions, worker_environment
@@ -40,6 +41,7 @@ from .pool import WorkerPool
 from .process import WorkerProcess
 from .protocol import decode_value, encode_value
 from .proxy import ProxyTool, ToolDescription
+from .tree import ProcessWatch
 
 __all__ = ["ProcessBackend"]
 
@@ -74,6 +76,7 @@ class ProcessBackend:
     ) -> None:
         if os.name != "posix":
             raise WorkerStartError("isolation='process' needs a POSIX system (Linux or macOS)")
+        harden_host()  # workers cannot read this process's environment or memory (host.py)
         self.options = options or WorkerOptions()
         tag = f"p{next(_backend_counter)}"
         # Names only: this importer never executes tool code in the loader's process.
@@ -84,6 +87,8 @@ class ProcessBackend:
             "builtin_plugins": builtin_plugins,
             "entry_point_plugins": entry_point_plugins,
             "max_memory_mb": self.options.max_memory_mb,
+            "subreaper": self.options.max_processes is not None,
+            "max_result_bytes": self.options.max_result_bytes,
         }
         env = worker_environment(self.options.worker_env)
         cwd = working_directory(roots)
@@ -94,8 +99,23 @@ class ProcessBackend:
             start_timeout=self.options.start_timeout,
         )
         self._ledger = ModuleLedger()
-        self.router = CallRouter(self.pool, self.options.call_timeout, self._ledger)
+        self.router = CallRouter(
+            self.pool,
+            self.options.call_timeout,
+            self._ledger,
+            self.options.max_result_bytes,
+            self.options.max_processes,
+        )
         self._importers = ImportWorkers(self.pool, MAX_IMPORT_WORKERS)
+        self._watch = (
+            None
+            if self.options.max_processes is None
+            else ProcessWatch(
+                lambda: [*self.pool.workers(), *self._importers.workers()], self.options.max_processes
+            )
+        )
+        if self._watch is not None:
+            self._watch.start()
         self._importing: dict[int, WorkerProcess] = {}
         """The import worker of each job thread running an import (so ``abandon`` can stop it)."""
         self._executions = 0
@@ -242,10 +262,16 @@ class ProcessBackend:
             self._importers.release(worker, healthy=False)
             if worker.abandoned:
                 raise ImportAbandoned from None  # superseded: nobody reads this outcome
+            how = (
+                f"was stopped: the import started more than {self.options.max_processes} processes "
+                "(max_processes)"
+                if worker.over_limit is not None
+                else exc.exit
+            )
             raise RemoteLoadError(
                 LoadErrorInfo(
                     "WorkerCrashed",
-                    f"the import worker process {exc.exit} while importing this file; "
+                    f"the import worker process {how} while importing this file; "
                     "a fresh worker replaces it and the last good version keeps serving",
                     str(path),
                     None,
@@ -292,6 +318,8 @@ class ProcessBackend:
 
     def close(self) -> None:
         """Stop every worker; proxies still held answer with an error result from then on."""
+        if self._watch is not None:
+            self._watch.stop()
         self._importers.close()
         self.pool.close()
         self._names.close()

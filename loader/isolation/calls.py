@@ -17,11 +17,11 @@ from typing import Any
 
 from ..results import error_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
-from .errors import WorkerCrashed, WorkerError, WorkerTimeout, tool_raised
+from .errors import WorkerCrashed, WorkerError, WorkerSentTooMuch, WorkerTimeout, tool_raised
 from .ledger import ModuleLedger, ModuleVersion
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import decode_value, encode_value, json_safe_state
+from .protocol import decode_value, encode_value, json_safe_state, wire_limit
 
 __all__ = ["CallRouter"]
 
@@ -34,10 +34,20 @@ _FROM_DISK = -1
 class CallRouter:
     """Sends calls of proxy tools to the call workers of one backend."""
 
-    def __init__(self, pool: WorkerPool, call_timeout: float, ledger: ModuleLedger) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        call_timeout: float,
+        ledger: ModuleLedger,
+        max_result_bytes: int | None = None,
+        max_processes: int | None = None,
+    ) -> None:
         self.pool = pool
         self.call_timeout = call_timeout
         self._ledger = ledger
+        self.max_result_bytes = max_result_bytes
+        self.max_processes = max_processes
+        self._wire_limit = wire_limit(max_result_bytes)
 
     def call(
         self,
@@ -83,10 +93,24 @@ class CallRouter:
                 )
             return error_result(tool_use_id, text)
         except WorkerCrashed as exc:
+            if worker.over_limit is not None:
+                return error_result(
+                    tool_use_id,
+                    f"Error: tool {tool_name} started more than {self.max_processes} processes "
+                    f"(max_processes: {worker.over_limit} seen); its worker process was stopped "
+                    "with all of them",
+                )
             return error_result(
                 tool_use_id,
                 f"Error: tool {tool_name} crashed its worker process (it {exc.exit}); "
                 "a fresh worker replaces it and the other tools are unaffected",
+            )
+        except WorkerSentTooMuch as exc:
+            limit = self.max_result_bytes or exc.limit
+            return error_result(
+                tool_use_id,
+                f"Error: the result of tool {tool_name} is more than {exc.limit:,} bytes to send, over the "
+                f"limit of {limit:,} bytes (max_result_bytes); its worker process was stopped",
             )
         finally:
             self.pool.release(worker, healthy=healthy)
@@ -128,7 +152,7 @@ class CallRouter:
         )
         cancelled = cancel.is_set if cancel is not None else None
         while True:
-            message = worker.receive(deadline, cancelled)
+            message = worker.receive(deadline, cancelled, self._wire_limit)
             if "event" in message:
                 if on_event is not None:
                     on_event(decode_value(message["event"]))

@@ -6,7 +6,15 @@ from typing import Final
 
 from ..errors import ToolLoaderError
 
-__all__ = ["ToolRaised", "WorkerCrashed", "WorkerError", "WorkerStartError", "WorkerTimeout", "tool_raised"]
+__all__ = [
+    "ToolRaised",
+    "WorkerCrashed",
+    "WorkerError",
+    "WorkerSentTooMuch",
+    "WorkerStartError",
+    "WorkerTimeout",
+    "tool_raised",
+]
 
 
 class WorkerError(ToolLoaderError):
@@ -27,6 +35,14 @@ class WorkerCrashed(WorkerError):
 
 class WorkerTimeout(WorkerError):
     """The worker did not answer in time (the caller then stops it)."""
+
+
+class WorkerSentTooMuch(WorkerError):
+    """The worker's answer is longer than ``limit`` bytes: its body was never read (the caller stops it)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the worker's answer is longer than {limit:,} bytes")
+        self.limit = limit
 
 
 class ToolRaised(WorkerError):

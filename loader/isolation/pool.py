@@ -196,6 +196,11 @@ class WorkerPool:
                     worker.kill()
                 self._lock.notify_all()
 
+    def workers(self) -> list[WorkerProcess]:
+        """Every worker of the pool now, idle or in use by a call."""
+        with self._lock:
+            return [*self._idle, *self._in_use]
+
     def close(self) -> None:
         """Stop every worker (calls still running in them end with a crash result)."""
         with self._lock:

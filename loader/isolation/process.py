@@ -25,8 +25,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
-from .protocol import Channel, ChannelClosed
+from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
+from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
+from .tree import kill_tree
 
 __all__ = ["WorkerProcess"]
 
@@ -98,6 +99,10 @@ class WorkerProcess:
         """Modules to drop before its next import (import role)."""
         self.abandoned = False
         """Its import was given up on and the worker stopped (import role)."""
+        self.descendants: tuple[tuple[int, int], ...] = ()
+        """The processes below it when last counted, as (pid, start time), for stopping them later."""
+        self.over_limit: int | None = None
+        """How many processes it had when it was stopped for its process limit."""
         self._kill_lock = threading.Lock()
         self._released = False
 
@@ -180,15 +185,23 @@ class WorkerProcess:
         except ChannelClosed as exc:
             raise self._crashed() from exc
 
-    def receive(self, deadline: float | None, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died."""
+    def receive(
+        self,
+        deadline: float | None,
+        cancelled: Callable[[], bool] | None = None,
+        limit: int = MAX_MESSAGE_BYTES,
+    ) -> dict[str, Any]:
+        """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died,
+        ``WorkerSentTooMuch`` for a message longer than ``limit`` bytes (never read)."""
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if cancelled is not None:
                 wait = 0.2 if wait is None else min(wait, 0.2)
             try:
                 if self.channel.poll(wait):
-                    return self.channel.receive()
+                    return self.channel.receive(limit)
+            except MessageTooLarge as exc:
+                raise WorkerSentTooMuch(exc.limit) from exc
             except ChannelClosed as exc:
                 raise self._crashed() from exc
             if cancelled is not None and cancelled():
@@ -257,22 +270,15 @@ class WorkerProcess:
         return None, stack
 
     def stop(self) -> None:
-        """Stop the worker and every process a tool started, by signals only: safe from any thread.
+        """Stop the worker and every process its tools started, by signals only: safe from any thread.
 
         Its pipes stay open for whoever is reading them (they see their end);
         ``kill`` also releases them. SIGKILL works whatever the worker's code is
-        doing (even C code holding the GIL).
+        doing (even C code holding the GIL). Processes in sessions of their own
+        go too (``tree.kill_tree``).
         """
-        if self.process.returncode is not None:
-            return  # reaped: its pid and group id may belong to another process by now
-        try:
-            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session and group
-        except OSError:
-            pass
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        reaped = self.process.returncode is not None  # then its pid may be another process's
+        kill_tree(None if reaped else self.pid, self.descendants)
 
     def kill(self) -> None:
         """Stop the worker at once, and any process a tool started in its group, and release its pipes."""

@@ -14,6 +14,7 @@ import worker ran (a "recipe"), discovers the tool and runs it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import faulthandler
 import importlib.machinery
@@ -30,11 +31,12 @@ from typing import Any
 
 from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
 from ..importing.importer import ToolImporter, _SourceBytesLoader
-from ..results import error_result, exception_result, is_tool_result_like
+from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool, ToolExample, ToolResult, ToolUse
-from .protocol import Channel, ChannelClosed, decode_value, encode_value
+from .host import drop_ptrace
+from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
 
 __all__ = ["main"]
 
@@ -127,6 +129,9 @@ class Worker:
         self.modules: OrderedDict[int, ModuleType] = OrderedDict()
         self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
         self.loop = asyncio.new_event_loop()
+        limit = settings.get("max_result_bytes")
+        self.max_result_bytes: int | None = limit if isinstance(limit, int) and limit > 0 else None
+        self.wire_limit = wire_limit(self.max_result_bytes)
 
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -149,7 +154,13 @@ class Worker:
                 if handler is None
                 else handler(message)
             )
-            self.channel.send(reply)
+            if message.get("op") != "call":
+                self.channel.send(reply)
+                continue
+            try:  # the loader never reads a longer call message: refuse it here, with a result that says why
+                self.channel.send(reply, self.wire_limit)
+            except MessageTooLarge as exc:
+                self.channel.send({"result": encode_value(self._too_large(message, exc.size or exc.limit))})
 
     # -------------------------------------------------------------- modules
     def ensure(self, items: list[list[Any]]) -> None:
@@ -330,28 +341,54 @@ class Worker:
     def _call(
         self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool
     ) -> dict[str, Any]:
+        tool_use_id = tool_use["toolUseId"]
         if stream:
             try:
                 last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
-                return {"result": encode_value(exception_result(tool_use["toolUseId"], exc))}
-            return {"result": encode_value(_final_result(last, tool_use["toolUseId"]))}
+                return {"result": encode_value(exception_result(tool_use_id, exc))}
+            final = self._sized(_final_result(last, tool_use_id), tool.tool_name, tool_use_id)
+            return {"result": encode_value(final)}
         try:
-            result = tool.invoke(tool_use["input"], tool_use_id=tool_use["toolUseId"], invocation_state=state)
+            result = tool.invoke(tool_use["input"], tool_use_id=tool_use_id, invocation_state=state)
         except BaseException as exc:  # raised through (raise_errors=True): the caller's proxy raises it
-            result = exception_result(tool_use["toolUseId"], exc)
+            result = exception_result(tool_use_id, exc)
             return {"result": encode_value(result), "raised": [type(exc).__name__, str(exc)]}
-        return {"result": encode_value(result)}
+        return {"result": encode_value(self._sized(result, tool.tool_name, tool_use_id))}
 
     async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:
-        """Send every event but the last as it comes; return the last (the result)."""
+        """Send every event but the last as it comes; return the last (the result).
+
+        An event too long to send ends the stream with the error naming the limit.
+        """
         pending: Any = None
         have = False
         async for event in tool.stream(tool_use, state):
             if have:
-                self.channel.send({"event": encode_value(pending)})
+                try:
+                    self.channel.send({"event": encode_value(pending)}, self.wire_limit)
+                except MessageTooLarge as exc:
+                    limit = self.max_result_bytes or exc.limit
+                    return oversized_result(
+                        tool_use["toolUseId"], tool.tool_name, exc.size or exc.limit, limit
+                    )
             pending, have = event, True
         return pending
+
+    def _sized(self, result: Any, tool_name: str, tool_use_id: str) -> Any:
+        """``result``, or the error naming the limit when it is larger than ``max_result_bytes``."""
+        limit = self.max_result_bytes
+        if limit is None or not is_tool_result_like(result):
+            return result
+        size = result_size(result, limit)
+        return result if size is None else oversized_result(tool_use_id, tool_name, size, limit)
+
+    def _too_large(self, message: dict[str, Any], size: int) -> ToolResult:
+        """The result standing in for a call reply longer than the loader reads."""
+        tool_use = decode_value(message.get("tool_use") or {})
+        tool_use_id = str(tool_use.get("toolUseId") or "") if isinstance(tool_use, dict) else ""
+        limit = self.max_result_bytes or self.wire_limit
+        return oversized_result(tool_use_id, str(message.get("tool")), size, limit)
 
     def on_cleanup(self, message: dict[str, Any]) -> dict[str, Any]:
         serial = int(message["serial"])
@@ -389,6 +426,27 @@ def _failure(tool_use_id: str, exc: BaseException, what: str) -> ToolResult:
     return result
 
 
+def _keep_descendants() -> None:
+    """Become a child subreaper: processes the tools start stay below this worker however they
+    detach (a new session, a double fork), so the loader can find and stop them all."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+
+
+def _limit_memory(megabytes: int) -> None:
+    """Cap what this worker may write: ``RLIMIT_DATA`` on Linux (heap and private writable mappings,
+    not the address space libraries reserve and never use), ``RLIMIT_AS`` elsewhere."""
+    import resource
+
+    kind = resource.RLIMIT_DATA if sys.platform.startswith("linux") else resource.RLIMIT_AS
+    size = megabytes * 1024 * 1024
+    _, hard = resource.getrlimit(kind)
+    if hard != resource.RLIM_INFINITY:
+        size = min(size, hard)
+    resource.setrlimit(kind, (size, size))
+
+
 def _die_with_parent() -> None:
     """Ask Linux to kill this worker when the loader's process dies (no orphans in an endless loop)."""
     if not sys.platform.startswith("linux"):
@@ -404,6 +462,7 @@ def main(raw_settings: str) -> int:
     """Run the worker until the loader closes the pipe."""
     settings = json.loads(raw_settings)
     _die_with_parent()
+    drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
     reader = Connection(os.dup(0), writable=False)
     writer = Connection(os.dup(1), readable=False)
@@ -426,12 +485,11 @@ def main(raw_settings: str) -> int:
         except ChannelClosed:
             pass
         return 1
+    if settings.get("subreaper"):
+        _keep_descendants()
     limit = settings.get("max_memory_mb")
-    if isinstance(limit, int):
-        import resource
-
-        size = limit * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    if isinstance(limit, int) and limit > 0:
+        _limit_memory(limit)
     try:
         channel.send({"ok": True, "ready": True, "pid": os.getpid()})
         worker.serve()

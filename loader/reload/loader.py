@@ -408,7 +408,9 @@ def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
 
         options = WorkerOptions(
             worker_env=config.worker_env,
-            max_memory_mb=config.max_memory_mb,
+            max_memory_mb=config.max_memory_mb or None,
+            max_processes=config.max_processes or None,
+            max_result_bytes=config.max_result_bytes or None,
             call_timeout=config.call_timeout or 0.0,
             command_prefix=config.worker_command_prefix,
         )

@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from editors import SAVE_PATTERNS
@@ -68,7 +69,7 @@ def _live_version(loader: ToolLoader, name: str) -> int:
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("isolation", MODES)
 def test_no_call_is_answered_by_a_version_older_than_the_one_live_when_it_started(
-    tools_dir: Path, make_loader: MakeLoader, isolation: str
+    tools_dir: Path, make_loader: MakeLoader, isolation: Literal["thread", "process"]
 ) -> None:
     names = [f"stable_{i}" for i in range(STABLE)]
     paths = [tools_dir / f"{name}.py" for name in names]
@@ -143,7 +144,7 @@ def lazy() -> str:
 
 @pytest.mark.parametrize("isolation", MODES)
 def test_a_helper_imported_at_call_time_answers_with_its_live_version(
-    tools_dir: Path, make_loader: MakeLoader, isolation: str
+    tools_dir: Path, make_loader: MakeLoader, isolation: Literal["thread", "process"]
 ) -> None:
     helper = tools_dir / "helper.py"
     helper.write_text("WORD = 'one'\n")

@@ -1,5 +1,5 @@
 """What must hold in every isolation mode: the gate, imports that never wait for one another,
-and one discovery.
+one discovery, and the result size limit.
 
 Each test runs once per mode (``MODES``): tools imported and called in this
 process (``thread``) and in worker processes (``process``). The real
@@ -9,14 +9,17 @@ filesystem, the real watchdog observer and real worker processes.
 from __future__ import annotations
 
 import importlib
+import os
 import textwrap
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support import FAST, MakeLoader, call_text, eventually, function_tool_source, write
+from support import FAST, MakeLoader, call_text, eventually, function_tool_source, run_cli, write
 
 from loader.reload.gate import EXAMPLE_FAILED
 from loader.reload.loader import ToolLoader
@@ -177,3 +180,104 @@ def test_a_faulty_file_fails_with_the_same_error_in_every_mode(
     error = _status(loader, path).error
     assert error is not None
     assert (error.exc_type, error.kind, error.message) == (exc_type, kind, message.format(path=path))
+
+
+# -- 7. results have a size limit ------------------------------------------------------------------
+BIG = '''
+from loader import tool
+
+@tool
+def big(megabytes: int) -> str:
+    """A text result of the given size."""
+    return "x" * (megabytes * 1024 * 1024)
+'''
+
+
+def test_a_result_over_the_limit_is_an_error_naming_the_limit_and_the_size(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    write(tools_dir / "big.py", BIG)
+    loader = make_loader(tools_dir, config=replace(FAST, max_result_bytes=2 * 1024 * 1024), watch=False)
+    assert call_text(loader, "big", {"megabytes": 1}) == "x" * (1024 * 1024)
+    result = loader.registry.invoke("big", {"megabytes": 3})
+    assert result["status"] == "error"
+    assert result["content"][0].get("text") == (
+        "Error: the result of tool big is 3,145,728 bytes, more than the limit of 2,097,152 bytes "
+        "(max_result_bytes)"
+    )
+
+
+def test_the_default_result_limit_is_32_mib() -> None:
+    from loader.reload.config import LoaderConfig
+
+    assert LoaderConfig().max_result_bytes == 32 * 1024 * 1024
+
+
+def _rss() -> int:
+    """This process's resident memory in bytes."""
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("isolation", ["process"])
+def test_oversized_results_never_reach_the_hosts_memory(
+    tools_dir: Path, make_loader: MakeLoader, isolation: str
+) -> None:
+    """Four concurrent 40 MB results against a 1 MiB limit: the host reads none of them."""
+    write(tools_dir / "big.py", BIG)
+    loader = make_loader(tools_dir, config=replace(FAST, max_result_bytes=1024 * 1024), watch=False)
+    assert call_text(loader, "big", {"megabytes": 0}) == ""
+    before = _rss()
+    peak = [before]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.002):
+            peak.append(_rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    results: list[dict[str, Any]] = []
+    callers = [
+        threading.Thread(
+            target=lambda: results.append(dict(loader.registry.invoke("big", {"megabytes": 40})))
+        )
+        for _ in range(4)
+    ]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(60)
+    done.set()
+    sampler.join(10)
+    assert [r["status"] for r in results] == ["error"] * 4
+    assert all("more than the limit of 1,048,576 bytes" in r["content"][0]["text"] for r in results)
+    grown, kept = max(peak) - before, _rss() - before
+    assert grown < 24 * 1024 * 1024, f"the host grew by {grown / 2**20:.0f} MiB"
+    assert kept < 24 * 1024 * 1024, f"the host kept {kept / 2**20:.0f} MiB"
+
+
+def test_the_commands_that_run_tools_take_the_limit(tools_dir: Path, isolation: str) -> None:
+    write(tools_dir / "big.py", BIG)
+    done = run_cli(
+        "call",
+        "big",
+        "megabytes=1",
+        "--dir",
+        str(tools_dir),
+        "--isolation",
+        isolation,
+        "--max-result-bytes",
+        "1000000",
+        cwd=tools_dir.parent,
+    )
+    assert done.returncode == 1
+    assert done.stdout.strip() == (
+        "Error: the result of tool big is 1,048,576 bytes, more than the limit of 1,000,000 bytes "
+        "(max_result_bytes)"
+    )
+    refused = run_cli("serve", str(tools_dir), "--max-result-bytes", "-1", cwd=tools_dir.parent)
+    assert refused.returncode == 2
+    assert (
+        "--max-result-bytes: expected a whole number of bytes >= 0 (0: no limit), got '-1'" in refused.stderr
+    )
