@@ -105,6 +105,7 @@ class ProcessBackend:
             self._ledger,
             self.options.max_result_bytes,
             self.options.max_processes,
+            self.options.max_concurrent_per_tool,
         )
         self._importers = ImportWorkers(self.pool, MAX_IMPORT_WORKERS)
         self._watch = (

@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..results import error_result, is_tool_result_like
+from ..errors import ToolCallTimeout
+from ..results import error_result, exception_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
 from .errors import WorkerCrashed, WorkerError, WorkerSentTooMuch, WorkerTimeout, tool_raised
 from .ledger import ModuleLedger, ModuleVersion
@@ -41,12 +42,16 @@ class CallRouter:
         ledger: ModuleLedger,
         max_result_bytes: int | None = None,
         max_processes: int | None = None,
+        max_concurrent_per_tool: int = 8,
     ) -> None:
         self.pool = pool
         self.call_timeout = call_timeout
         self._ledger = ledger
         self.max_result_bytes = max_result_bytes
         self.max_processes = max_processes
+        self.max_concurrent_per_tool = max_concurrent_per_tool
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
         self._wire_limit = wire_limit(max_result_bytes)
 
     def call(
@@ -68,8 +73,42 @@ class CallRouter:
         tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
+        slot = self._slot(tool_name)
+        if not _wait_for(slot, deadline, cancel):
+            waited = ToolCallTimeout(
+                tool_name, timeout or 0.0, started=False, max_concurrent=self.max_concurrent_per_tool
+            )
+            return exception_result(tool_use_id, waited)
         try:
-            worker = self.pool.acquire(timeout)
+            return self._call_in_worker(
+                tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
+            )
+        finally:
+            slot.release()
+
+    def _slot(self, tool_name: str) -> threading.BoundedSemaphore:
+        """The slots of one tool: as in-process, a tool runs at most ``max_concurrent_per_tool`` calls
+        at once (its calls beyond wait in line within their timeout), so it cannot take every worker."""
+        with self._slots_lock:
+            slot = self._slots.get(tool_name)
+            if slot is None:
+                slot = self._slots[tool_name] = threading.BoundedSemaphore(self.max_concurrent_per_tool)
+            return slot
+
+    def _call_in_worker(
+        self,
+        tool_name: str,
+        recipe: tuple[ModuleVersion, ...],
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any] | None,
+        on_event: Callable[[Any], None] | None,
+        cancel: threading.Event | None,
+        deadline: float | None,
+    ) -> ToolResult:
+        tool_use_id = tool_use["toolUseId"]
+        timeout = self.call_timeout or None
+        try:
+            worker = self.pool.acquire(None if deadline is None else max(0.0, deadline - time.monotonic()))
         except WorkerTimeout:
             return error_result(
                 tool_use_id,
@@ -220,3 +259,17 @@ def _entry(version: ModuleVersion, known: dict[str, int]) -> list[Any]:
     """A module version as a worker takes it: its source only if the worker does not hold it."""
     source = None if known.get(version.name) == version.serial else encode_value(version.source)
     return [version.name, version.serial, str(version.path), source]
+
+
+def _wait_for(
+    slot: threading.BoundedSemaphore, deadline: float | None, cancel: threading.Event | None
+) -> bool:
+    """Take one of a tool's slots before ``deadline``; False if none frees in time or the call is given up."""
+    while True:
+        wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+        if wait <= 0:
+            return slot.acquire(blocking=False)
+        if slot.acquire(timeout=wait):
+            return True
+        if cancel is not None and cancel.is_set():
+            return False

@@ -56,6 +56,8 @@ class WorkerOptions:
         max_result_bytes: The largest result a worker sends (``loader.results.result_size``);
             a larger one is replaced by an error result in the worker, and the loader
             never reads a call message longer than twice that (``protocol.wire_limit``).
+        max_concurrent_per_tool: Calls of one tool running at once (in as many workers);
+            its further calls wait in line within their call timeout, as in-process.
         call_workers: Most processes running calls at once; each runs one call at
             a time, so a call that crashes or hangs harms only its own.
         spare_workers: Started processes kept idle, so neither a save nor a call
@@ -71,6 +73,7 @@ class WorkerOptions:
     max_memory_mb: int | None = 2048
     max_processes: int | None = 256
     max_result_bytes: int | None = None
+    max_concurrent_per_tool: int = 8
     call_workers: int = 8
     spare_workers: int = 1
     call_timeout: float = 60.0
