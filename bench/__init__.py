@@ -17,6 +17,7 @@ BENCHMARKS = (
     "gate_cost",
     "isolation",
     "burst",
+    "hanging_import",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -31,6 +31,7 @@ NAMES = [
     "gate_cost",
     "isolation",
     "burst",
+    "hanging_import",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
