@@ -459,7 +459,8 @@ def test_a_tool_raising_system_exit_or_keyboard_interrupt_is_an_error_result(
     write(way.folder / f"{tool_name}.py", _tool(tool_name, f"raise {raised}"))
     write(way.folder / "calm.py", _tool("calm", "return 'calm'"))
     eventually(lambda: way.call(tool_name).text.startswith(f"Error: {name}"), DEADLINE, f"{tool_name} raises")
-    assert not way.serving or _answers(way, "calm", "calm")
+    if way.serving:  # and every other tool still answers (calm.py may land in a later batch)
+        _live(way, "calm", "calm")
 
 
 CRASH = _tool("crash", "os._exit(7)", head="import os\n")
