@@ -20,6 +20,7 @@ BENCHMARKS = (
     "tracing_overhead",
     "sessions",
     "drain",
+    "hanging_import",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

@@ -17,6 +17,8 @@ __all__ = [
     "exception_result",
     "finite_json",
     "is_tool_result_like",
+    "oversized_result",
+    "result_size",
     "success_result",
     "to_tool_result",
 ]
@@ -58,6 +60,62 @@ def error_result(tool_use_id: str, text: str, *, json_content: Any = None) -> To
 def exception_result(tool_use_id: str, exc: BaseException) -> ToolResult:
     """The error result for a tool that raised: ``Error: <Type> - <message>``."""
     return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
+
+
+def result_size(result: Mapping[str, Any], limit: int) -> int | None:
+    """The result's size in bytes when it may exceed ``limit``, else None (no need to measure it).
+
+    Text counts as UTF-8, images and documents as their bytes, a json block as
+    its compact JSON text: what a client receives, whatever the transport's
+    framing adds. Counting stops being exact only where it cannot matter: an
+    ASCII text is its length, other text at most four bytes a character.
+    """
+    bound = 0
+    exact = True
+    for block in result.get("content") or ():
+        if not isinstance(block, Mapping):
+            continue
+        size, known = _block_size(block)
+        bound += size
+        exact = exact and known
+    if bound <= limit:
+        return None
+    if not exact:
+        bound = sum(
+            _block_size(b, exact=True)[0] for b in result.get("content") or () if isinstance(b, Mapping)
+        )
+    return bound if bound > limit else None
+
+
+def _block_size(block: Mapping[str, Any], *, exact: bool = False) -> tuple[int, bool]:
+    """One content block's size (or an upper bound of it), and whether it is exact."""
+    text = block.get("text")
+    if isinstance(text, str):
+        if text.isascii():
+            return len(text), True
+        if exact:
+            return len(text.encode("utf-8", "surrogatepass")), True
+        return 4 * len(text), False
+    if "json" in block:
+        value = block["json"]
+        if value is None or type(value) in (int, float, bool):
+            return len(json.dumps(value)), True
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()), True
+    for kind in ("image", "document"):
+        media = block.get(kind)
+        if isinstance(media, Mapping):
+            data = (media.get("source") or {}).get("bytes")
+            return (len(data) if isinstance(data, (bytes, bytearray, memoryview)) else 0), True
+    return 0, True
+
+
+def oversized_result(tool_use_id: str, tool_name: str, size: int, limit: int) -> ToolResult:
+    """The error result standing in for a result larger than the limit (``max_result_bytes``)."""
+    return error_result(
+        tool_use_id,
+        f"Error: the result of tool {tool_name} is {size:,} bytes, more than the limit of {limit:,} bytes "
+        "(max_result_bytes)",
+    )
 
 
 def success_result(tool_use_id: str, content: list[ToolResultContent]) -> ToolResult:

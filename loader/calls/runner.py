@@ -41,18 +41,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolCallTimeout
-from ..results import error_result, exception_result, is_tool_result_like
+from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..types import AgentTool, ToolCall, ToolResult, ToolUse, run_sync
 from . import tracing
 from .containment import belongs_to_caller, failure_log_level, safe_name
 from .lanes import CallLane, LaneMap
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "CallLimits", "CallRunner", "safe_name"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_BYTES", "CallLimits", "CallRunner", "safe_name"]
 
 logger = logging.getLogger("loader.registry")
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a call may take unless configured otherwise."""
+DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
+"""The largest result handed on unless configured otherwise (a model's context holds far less)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,9 @@ class CallLimits:
             result naming the timeout.
         max_concurrent_per_tool: Threads one synchronous tool may occupy at
             once; further calls of it wait in line (within their timeout).
+        max_result_bytes: Largest result handed on (``loader.results.result_size``);
+            a larger one becomes an error result naming the limit and the size.
+            ``None`` or 0 means no limit.
 
     Raises:
         ValueError: A negative or NaN timeout, or a cap below 1.
@@ -72,6 +77,7 @@ class CallLimits:
 
     timeout: float | None = DEFAULT_CALL_TIMEOUT
     max_concurrent_per_tool: int = 8
+    max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
         timeout = self.timeout
@@ -83,6 +89,12 @@ class CallLimits:
         cap = self.max_concurrent_per_tool
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise ValueError(f"max_concurrent_per_tool must be an integer >= 1, got {cap!r}")
+        size = self.max_result_bytes
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"max_result_bytes must be a number of bytes >= 0 (0: none), got {size!r}")
+            if size == 0:
+                object.__setattr__(self, "max_result_bytes", None)
 
 
 class CallRunner:
@@ -116,10 +128,12 @@ class CallRunner:
         timeout = self.limits.timeout
         try:
             if tool.is_async and timeout is not None and not tool.enforces_call_timeout:
-                return run_sync(functools.partial(self._on_loop, tool, call, timeout))  # type: ignore[no-any-return]
-            return _invoke(tool, call)
+                result: ToolResult = run_sync(functools.partial(self._on_loop, tool, call, timeout))
+            else:
+                result = _invoke(tool, call)
         finally:
             release()
+        return self._sized(result, tool)
 
     async def arun(
         self,
@@ -152,7 +166,7 @@ class CallRunner:
         timeout = self.limits.timeout
         if tool.is_async:
             try:
-                return await self._on_loop(tool, call, timeout)
+                return self._sized(await self._on_loop(tool, call, timeout), tool)
             finally:
                 await arelease()
         lane = self._lanes.lane_for(tool, safe_name(tool))
@@ -161,7 +175,7 @@ class CallRunner:
         future.add_done_callback(lambda _: release())
         try:
             async with asyncio.timeout(timeout):
-                return await asyncio.wrap_future(future)
+                return self._sized(await asyncio.wrap_future(future), tool)
         except TimeoutError:
             assert timeout is not None
             return self._timed_out(tool, call, timeout, started=_give_up(lane, future))
@@ -256,7 +270,7 @@ class CallRunner:
                         trace.raised(value)
                     yield _failed(safe_name(tool), tool_use_id, value)
                     return
-                yield value
+                yield self._sized(value, tool) if is_tool_result_like(value) else value
         finally:
             if not settled and lane is not None and future is not None:
                 _give_up(lane, future)  # the consumer left early, or its task was cancelled
@@ -271,6 +285,20 @@ class CallRunner:
         except TimeoutError:
             assert timeout is not None
             return self._timed_out(tool, call, timeout, started=True)
+
+    def _sized(self, result: ToolResult, tool: AgentTool) -> ToolResult:
+        """``result``, or the error naming the limit when it is larger than ``max_result_bytes``."""
+        limit = self.limits.max_result_bytes
+        if limit is None:
+            return result
+        size = result_size(result, limit)
+        if size is None:
+            return result
+        name = safe_name(tool)
+        logger.warning(
+            "tool_name=<%s>, size=<%d>, limit=<%d> | result over the size limit", name, size, limit
+        )
+        return oversized_result(str(result.get("toolUseId") or ""), name, size, limit)
 
     def _timed_out(self, tool: AgentTool, call: ToolCall, timeout: float, *, started: bool) -> ToolResult:
         tracing.note_timeout()

@@ -33,6 +33,7 @@ from ..types import AgentTool, ToolResult, new_tool_use_id
 from .call_context import TerminalContextHandlers
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
+from .loader_options import add_gate_arguments
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
 from .render import find_tool, load_from_args, quiet_logs
 
@@ -58,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--input-file", "-i", type=Path, metavar="F", help="read a JSON object from F ('-' for stdin) first"
     )
     add_dirs_argument(parser, positional=False)
+    add_gate_arguments(parser)
     parser.set_defaults(_extra_positionals="inputs")
 
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 from rich.markup import escape
 
 from .. import __version__
-from ..calls.runner import DEFAULT_CALL_TIMEOUT, CallLimits
+from ..calls.runner import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, CallLimits
 from . import settings
 from .common import UsageError, error_console, set_quiet
 from .loader_options import ISOLATION_COMMANDS, add_isolation_arguments
@@ -138,7 +138,26 @@ def call_timeout_seconds(text: str) -> float | None:
         ) from None
 
 
+def result_bytes(text: str) -> int | None:
+    """``--max-result-bytes`` as ``LoaderConfig.max_result_bytes``: bytes, 0 for no limit."""
+    try:
+        return CallLimits(max_result_bytes=int(text)).max_result_bytes
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of bytes >= 0 (0: no limit), got {text!r}"
+        ) from None
+
+
+def concurrency_cap(text: str) -> int:
+    """``--max-concurrent-per-tool`` as ``LoaderConfig.max_concurrent_calls_per_tool``: at least 1."""
+    try:
+        return CallLimits(max_concurrent_per_tool=int(text)).max_concurrent_per_tool
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+
+
 def _add_call_timeout(parser: argparse.ArgumentParser) -> None:
+    """The call limits: ``--call-timeout``, ``--max-result-bytes``, ``--max-concurrent-per-tool``."""
     parser.add_argument(
         "--call-timeout",
         type=call_timeout_seconds,
@@ -146,6 +165,22 @@ def _add_call_timeout(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"stop waiting for a tool call after SECONDS; it returns an error result "
         f"(default: {DEFAULT_CALL_TIMEOUT:g}; 0: no limit)",
+    )
+    parser.add_argument(
+        "--max-result-bytes",
+        type=result_bytes,
+        default=DEFAULT_MAX_RESULT_BYTES,
+        metavar="BYTES",
+        help="a larger tool result becomes an error result naming the limit and the size "
+        f"(default: {DEFAULT_MAX_RESULT_BYTES} = 32 MiB; 0: no limit)",
+    )
+    parser.add_argument(
+        "--max-concurrent-per-tool",
+        type=concurrency_cap,
+        default=CallLimits().max_concurrent_per_tool,
+        metavar="N",
+        help="calls of one tool running at once; more wait in line within their call timeout "
+        f"(default: {CallLimits().max_concurrent_per_tool})",
     )
 
 

@@ -1,8 +1,9 @@
 """The options that shape a ``ToolLoader``, and the ``LoaderConfig`` and plugins they make.
 
 Folder filters (``--include``/``--exclude``), isolation (``--isolation``,
-``--worker-env``, ``--max-memory-mb``), the gate (``--gate``,
-``--example-timeout``) and ``--call-timeout`` all end up here, in one config.
+``--worker-env``, ``--max-memory-mb``, ``--max-processes``), the gate (``--gate``,
+``--example-timeout``) and the call limits (``--call-timeout``, ``--max-result-bytes``,
+``--max-concurrent-per-tool``) all end up here, in one config.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from ..hookspecs import hookimpl
+from ..reload.config import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_PROCESSES
 from ..reload.loader import LoaderConfig
 from .common import UsageError
 
@@ -54,7 +56,16 @@ def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="with --isolation process: limit each worker's address space to N MB",
+        help="with --isolation process: limit the memory each worker writes to N MB "
+        f"(default: {DEFAULT_MAX_MEMORY_MB}; 0: no limit)",
+    )
+    group.add_argument(
+        "--max-processes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --isolation process: stop a worker, with everything it started, once its tools "
+        f"run more than N processes (default: {DEFAULT_MAX_PROCESSES}; 0: no limit)",
     )
 
 
@@ -65,15 +76,23 @@ def _isolation_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderC
         name.strip() for item in getattr(args, "worker_env", []) for name in item.split(",") if name.strip()
     )
     limit = getattr(args, "max_memory_mb", None)
-    if isolation != "process" and (names or limit is not None):
+    processes = getattr(args, "max_processes", None)
+    if isolation != "process" and (names or limit is not None or processes is not None):
         raise UsageError(
-            "--worker-env and --max-memory-mb apply to worker processes; add --isolation process"
+            "--worker-env, --max-memory-mb and --max-processes apply to worker processes; "
+            "add --isolation process"
         )
-    if limit is not None and limit < 1:
-        raise UsageError(f"--max-memory-mb must be a positive number of megabytes, not {limit}")
+    for flag, value in (("--max-memory-mb", limit), ("--max-processes", processes)):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} must be a whole number >= 0 (0: no limit), not {value}")
     if isolation == "thread":
         return config
-    return replace(config, isolation="process", worker_env=names, max_memory_mb=limit)
+    config = replace(config, isolation="process", worker_env=names)
+    if limit is not None:
+        config = replace(config, max_memory_mb=limit)
+    if processes is not None:
+        config = replace(config, max_processes=processes)
+    return config
 
 
 _DEFAULT_TIMEOUT = LoaderConfig().example_timeout
@@ -136,12 +155,16 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
     """The ``LoaderConfig`` every option of the command asks for, built in one place.
 
     ``--recursive``; ``--isolation``, ``--worker-env``, ``--max-memory-mb``; ``--gate`` and
-    ``--example-timeout``; ``--call-timeout``.
+    ``--example-timeout``; ``--call-timeout``, ``--max-result-bytes``, ``--max-concurrent-per-tool``.
     """
     config = _isolation_config(args, LoaderConfig(recursive=bool(getattr(args, "recursive", True))))
     config = _gate_config(args, config)
     if hasattr(args, "call_timeout"):
         config = replace(config, call_timeout=args.call_timeout)
+    if hasattr(args, "max_result_bytes"):
+        config = replace(config, max_result_bytes=args.max_result_bytes)
+    if hasattr(args, "max_concurrent_per_tool"):
+        config = replace(config, max_concurrent_calls_per_tool=args.max_concurrent_per_tool)
     return config
 
 

@@ -191,8 +191,12 @@ class ImportPool:
             raise error
         return job.outcome()
 
-    def abandon(self, job: ImportJob[Any]) -> None:
-        """Give up on ``job``: drop it if it has not started, else ask its thread to stop."""
+    def abandon(self, job: ImportJob[Any], *, interrupt: bool = True) -> None:
+        """Give up on ``job``: drop it if it has not started, else ask its thread to stop.
+
+        ``interrupt=False`` leaves a running job alone (its owner stops it another
+        way, as the process backend does by stopping the job's worker process).
+        """
         with self._cond:
             job.abandoned = True
             if job in self._queue:
@@ -204,24 +208,8 @@ class ImportPool:
             if job.thread is None and not job.done:  # a chained job not started yet: skipped
                 job._finish(None, ImportAbandoned())
                 return
-            if job.thread is not None and not job.done:
+            if job.thread is not None and not job.done and interrupt:
                 _interrupt(job.thread)
-
-    def drop_queued(self, job: ImportJob[Any]) -> bool:
-        """Give up on ``job`` only if it has not started (a running one is left alone); True if dropped.
-
-        For jobs that must not be interrupted halfway (a request to a worker process that
-        would leave its reply unread), when newer work makes a queued one pointless.
-        """
-        with self._cond:
-            if job not in self._queue:
-                return False
-            job.abandoned = True
-            self._queue.remove(job)
-            if job.follower is not None:
-                self._queue.appendleft(job.follower)
-        job._finish(None, ImportAbandoned())
-        return True
 
     def release_idle(self) -> None:
         """Let every thread exit once it has nothing to do; the next ``submit`` starts one again."""

@@ -1,11 +1,13 @@
 """``ProcessBackend``: the loader's ``LoadBackend`` when ``isolation="process"``.
 
-Imports run in one import worker (a ``ToolImporter`` like the in-process one,
-with the built-in and entry-point discovery plugins); calls run in other
-workers, one call per worker at a time, so a stuck or crashing import never
-holds up a call and a crashing call harms only itself. The loader's process
-keeps the registry, the specs (in ``ProxyTool``s) and the module ledger that
-lets any worker rebuild any loaded version.
+Imports run in import workers (each a ``ToolImporter`` like the in-process one,
+with the built-in and entry-point discovery plugins), one import per worker at
+a time and several workers at once, so a hanging import holds only its own
+worker (``importers.py``); calls run in other workers, one call per worker at a
+time, so a stuck or crashing import never holds up a call and a crashing call
+harms only itself. The loader's process keeps the registry, the specs (in
+``ProxyTool``s) and the module ledger that lets any worker rebuild any loaded
+version.
 
 Plugin *objects* passed to ``ToolLoader(plugins=[...])`` cannot cross a process
 boundary: in process mode their discovery hooks are not used (their
@@ -22,31 +24,34 @@ import os
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..importing.backend import Discover, Load
 from ..importing.importer import ToolImporter
-from ..importing.threads import ImportJob, ImportPool, ImportTimeout
-from ..status import LoadErrorInfo, RemoteLoadError
+from ..importing.threads import ImportAbandoned, ImportJob, ImportPool, ImportTimeout
+from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
-from .errors import WorkerCrashed, WorkerError, WorkerStartError, WorkerTimeout
+from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
+from .host import harden_host
+from .importers import ImportWorkers
 from .ledger import ModuleLedger, ModuleVersion
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
 from .process import WorkerProcess
 from .protocol import decode_value, encode_value
 from .proxy import ProxyTool, ToolDescription
+from .tree import ProcessWatch
 
 __all__ = ["ProcessBackend"]
 
 logger = logging.getLogger(__name__)
 
 _backend_counter = itertools.count(1)
-_QUICK_REQUEST = 30.0
-"""Seconds allowed for bookkeeping requests (begin a batch, forget modules)."""
 _PREPARE_PER_BATCH = 8
 """New versions built ahead of their first call per batch: a save's few files, not a whole scan."""
+MAX_IMPORT_WORKERS: Final = 4
+"""Imports running at once, each in its own worker (as many as the in-process import threads)."""
 
 
 def working_directory(roots: Sequence[Path]) -> Path:
@@ -71,6 +76,7 @@ class ProcessBackend:
     ) -> None:
         if os.name != "posix":
             raise WorkerStartError("isolation='process' needs a POSIX system (Linux or macOS)")
+        harden_host()  # workers cannot read this process's environment or memory (host.py)
         self.options = options or WorkerOptions()
         tag = f"p{next(_backend_counter)}"
         # Names only: this importer never executes tool code in the loader's process.
@@ -81,6 +87,8 @@ class ProcessBackend:
             "builtin_plugins": builtin_plugins,
             "entry_point_plugins": entry_point_plugins,
             "max_memory_mb": self.options.max_memory_mb,
+            "subreaper": self.options.max_processes is not None,
+            "max_result_bytes": self.options.max_result_bytes,
         }
         env = worker_environment(self.options.worker_env)
         cwd = working_directory(roots)
@@ -90,21 +98,39 @@ class ProcessBackend:
             spares=self.options.spare_workers,
             start_timeout=self.options.start_timeout,
         )
-        self.router = CallRouter(self.pool, self.options.call_timeout)
         self._ledger = ModuleLedger()
-        self._importer: WorkerProcess | None = None
+        self.router = CallRouter(
+            self.pool,
+            self.options.call_timeout,
+            self._ledger,
+            self.options.max_result_bytes,
+            self.options.max_processes,
+            self.options.max_concurrent_per_tool,
+        )
+        self._importers = ImportWorkers(self.pool, MAX_IMPORT_WORKERS)
+        self._watch = (
+            None
+            if self.options.max_processes is None
+            else ProcessWatch(
+                lambda: [*self.pool.workers(), *self._importers.workers()], self.options.max_processes
+            )
+        )
+        if self._watch is not None:
+            self._watch.start()
+        self._importing: dict[int, WorkerProcess] = {}
+        """The import worker of each job thread running an import (so ``abandon`` can stop it)."""
         self._executions = 0
         self._prepared_in_batch = 0
+        self._batch = 0
         self._lock = threading.Lock()
         self._import_timeout = import_timeout
-        # One import worker serves imports one at a time; a job thread waits on it for the loader.
-        self._jobs = ImportPool("tool-loader-process-import", max_threads=1)
+        self._jobs = ImportPool("tool-loader-process-import", max_threads=MAX_IMPORT_WORKERS)
         self.pool.warm()
 
     # ------------------------------------------------------------ names (local)
     @property
     def executions(self) -> int:
-        """Module executions in the import worker (replays that rebuild a version elsewhere do not count)."""
+        """Module executions in the import workers (replays that rebuild a version elsewhere do not count)."""
         return self._executions
 
     @property
@@ -121,40 +147,12 @@ class ProcessBackend:
     def module_name_for(self, path: Path) -> str:
         return self._names.module_name_for(path)
 
-    # ------------------------------------------------------------ import worker
-    def _import_worker(self) -> WorkerProcess:
-        worker = self._importer
-        if worker is not None and worker.alive():
-            return worker
-        if worker is not None:
-            self._drop_import_worker()
-        worker = self.pool.acquire(None, role_limit=False)
-        self._importer = worker
-        return worker
-
-    def _drop_import_worker(self) -> None:
-        worker, self._importer = self._importer, None
-        if worker is not None:
-            worker.kill()
-            self.pool.warm()
-
-    def _quick(self, message: dict[str, Any]) -> None:
-        """A bookkeeping request to the import worker; a worker that fails it is replaced."""
-        worker = self._importer
-        if worker is None:
-            return  # a fresh import worker starts with nothing to begin or forget
-        try:
-            worker.request(message, _QUICK_REQUEST)
-        except WorkerError:
-            logger.warning(
-                "pid=<%s> | import worker failed a %s request; replacing it", worker.pid, message["op"]
-            )
-            self._drop_import_worker()
-
+    # ------------------------------------------------------------ imports
     def begin_batch(self) -> None:
+        """A new batch: each import worker is told so with its next import (no round trip now)."""
         with self._lock:
+            self._batch += 1
             self._prepared_in_batch = 0
-            self._quick({"op": "begin"})
 
     enforces_timeouts = True
     """A stuck import's worker is killed at the deadline, so a job always ends by itself."""
@@ -162,7 +160,7 @@ class ProcessBackend:
     def start_load(
         self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
     ) -> ImportJob[list[AgentTool]]:
-        """Run ``load_tools`` for the loader on a job thread (the import worker is one at a time)."""
+        """Run ``load_tools`` for the loader on a job thread, in an import worker of its own."""
         timeout = self._import_timeout
         return self._jobs.submit(
             lambda: self.load_tools(path, module_name, source, content_hash, discover, timeout),
@@ -170,15 +168,23 @@ class ProcessBackend:
         )
 
     def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
-        """None ahead of time: the import worker takes one request at a time, each started by the loader."""
+        """None ahead of time: the loader starts each import as it comes to it."""
         return []
 
     def pause(self) -> None:
         """Nothing to release: the workers must keep answering calls while the loader is stopped."""
 
     def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
-        """Drop a job still queued; ``load_tools`` kills a stuck import worker at the deadline itself."""
-        self._jobs.drop_queued(job)
+        """Drop a job not started yet; stop the worker of one that runs (superseded, or past its deadline)."""
+        self._jobs.abandon(job, interrupt=False)
+        thread = job.thread
+        if thread is None or thread.ident is None or job.done:
+            return
+        with self._lock:
+            worker = self._importing.get(thread.ident)
+        if worker is not None:
+            worker.abandoned = True
+            worker.stop()
 
     def load_tools(
         self,
@@ -189,9 +195,45 @@ class ProcessBackend:
         discover: Discover,
         timeout: float,
     ) -> list[AgentTool]:
-        """Import in the import worker; ``discover`` (the loader's own plugins) cannot cross and is unused."""
+        """Import in an import worker; ``discover`` (the loader's own plugins) cannot cross and is unused."""
+        worker = self._importers.acquire()
+        me = threading.get_ident()
         with self._lock:
-            worker = self._import_worker()
+            self._importing[me] = worker
+        try:
+            recipe, reply = self._import_in(worker, path, module_name, source, content_hash, timeout)
+        finally:
+            with self._lock:
+                self._importing.pop(me, None)
+        if not reply.get("ok"):
+            raise RemoteLoadError(_error_info(reply.get("error"), path))
+        if not recipe or recipe[-1].name != module_name:
+            raise RemoteLoadError(
+                LoadErrorInfo(
+                    "WorkerError", f"the import worker did not report running {module_name}", str(path), None
+                )
+            )
+        tools: list[AgentTool] = [
+            ProxyTool(ToolDescription.from_message(d), recipe, self.router) for d in reply.get("tools", [])
+        ]
+        with self._lock:
+            prepare = bool(tools) and self._prepared_in_batch < _PREPARE_PER_BATCH
+            self._prepared_in_batch += prepare
+        if prepare:
+            self.router.prepare(recipe)
+        return tools
+
+    def _import_in(
+        self,
+        worker: WorkerProcess,
+        path: Path,
+        module_name: str,
+        source: bytes,
+        content_hash: str,
+        timeout: float,
+    ) -> tuple[tuple[ModuleVersion, ...], dict[str, Any]]:
+        """One import request to ``worker``, handed back to the import workers whatever happens."""
+        with self._lock:
             known = worker.known
             preload = [
                 [v.name, v.serial, str(v.path), encode_value(v.source)]
@@ -205,52 +247,50 @@ class ProcessBackend:
                 "source": encode_value(source),
                 "hash": content_hash,
                 "preload": preload,
-                "serial_base": self._ledger.next_serial,
+                "serial_base": self._ledger.reserve_serials(),
+                "begin": worker.batch != self._batch,
+                "forget": sorted(worker.forgotten),
             }
-            try:
-                reply = worker.request(message, timeout)
-            except WorkerTimeout:
-                line, stack = worker.stack_in(path)
-                self._drop_import_worker()
-                raise ImportTimeout(timeout, line, stack) from None
-            except WorkerCrashed as exc:
-                self._drop_import_worker()
-                raise RemoteLoadError(
-                    LoadErrorInfo(
-                        "WorkerCrashed",
-                        f"the import worker process {exc.exit} while importing this file; "
-                        "a fresh worker replaces it and the last good version keeps serving",
-                        str(path),
-                        None,
-                    )
-                ) from None
+            worker.batch = self._batch
+            worker.forgotten.clear()
+        try:
+            reply = worker.request(message, timeout)
+        except WorkerTimeout:
+            line, stack = worker.stack_in(path)
+            self._importers.release(worker, healthy=False)
+            raise ImportTimeout(timeout, line, stack) from None
+        except WorkerCrashed as exc:
+            self._importers.release(worker, healthy=False)
+            if worker.abandoned:
+                raise ImportAbandoned from None  # superseded: nobody reads this outcome
+            how = (
+                f"was stopped: the import started more than {self.options.max_processes} processes "
+                "(max_processes)"
+                if worker.over_limit is not None
+                else exc.exit
+            )
+            raise RemoteLoadError(
+                LoadErrorInfo(
+                    "WorkerCrashed",
+                    f"the import worker process {how} while importing this file; "
+                    "a fresh worker replaces it and the last good version keeps serving",
+                    str(path),
+                    None,
+                )
+            ) from None
+        except BaseException:
+            self._importers.release(worker, healthy=False)
+            raise
+        with self._lock:
             for item in preload:
                 known[item[0]] = item[1]
             self._absorb(worker, reply)
-            error = reply.get("error")
-            if not reply.get("ok"):
-                raise RemoteLoadError(_error_info(error, path))
             recipe = self._ledger.recipe(module_name)
-            if not recipe or recipe[-1].name != module_name:
-                raise RemoteLoadError(
-                    LoadErrorInfo(
-                        "WorkerError",
-                        f"the import worker did not report running {module_name}",
-                        str(path),
-                        None,
-                    )
-                )
-            tools: list[AgentTool] = [
-                ProxyTool(ToolDescription.from_message(d), recipe, self.router)
-                for d in reply.get("tools", [])
-            ]
-            if tools and self._prepared_in_batch < _PREPARE_PER_BATCH:
-                self._prepared_in_batch += 1
-                self.router.prepare(recipe)
-            return tools
+        self._importers.release(worker, healthy=True)
+        return recipe, reply
 
     def _absorb(self, worker: WorkerProcess, reply: dict[str, Any]) -> None:
-        """Record what the import worker ran and who imports whom now."""
+        """Record what the import worker ran and who imports whom now (lock held)."""
         for name, serial, path_text, source in reply.get("executed", []):
             self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), decode_value(source)))
             worker.known[str(name)] = int(serial)
@@ -266,24 +306,24 @@ class ProcessBackend:
         return self._ledger.dependents(module_names)
 
     def forget(self, module_names: Iterable[str]) -> None:
+        """Drop modules from the ledger now; each import worker drops them with its next import."""
         names = list(module_names)
         if not names:
             return
         with self._lock:
             self._ledger.forget(names)
-            if self._importer is not None:
+            for worker in self._importers.workers():
                 for name in names:
-                    self._importer.known.pop(name, None)
-            self._quick({"op": "forget", "names": names})
+                    worker.known.pop(name, None)
+                worker.forgotten.update(names)
 
     def close(self) -> None:
         """Stop every worker; proxies still held answer with an error result from then on."""
-        with self._lock:
-            worker, self._importer = self._importer, None
-            if worker is not None:
-                worker.close()
-            self.pool.close()
-            self._names.close()
+        if self._watch is not None:
+            self._watch.stop()
+        self._importers.close()
+        self.pool.close()
+        self._names.close()
         self._jobs.close()
 
 
@@ -293,10 +333,15 @@ def _error_info(error: Any, path: Path) -> LoadErrorInfo:
             "WorkerError", "the import worker reported a failure without details", str(path), None
         )
     line = error.get("line")
+    try:
+        kind = LoadErrorKind(str(error.get("kind")))
+    except ValueError:  # a worker of another version, or none said
+        kind = LoadErrorKind.EXCEPTION
     return LoadErrorInfo(
         str(error.get("exc_type") or "Error"),
         str(error.get("message") or ""),
         error.get("file") if isinstance(error.get("file"), str) else str(path),
         line if isinstance(line, int) else None,
         str(error.get("traceback") or ""),
+        kind,
     )

@@ -16,26 +16,45 @@ from collections.abc import Callable
 from typing import Any
 
 from ..calls.tracing import trace_carrier
-from ..results import error_result, is_tool_result_like
+from ..errors import ToolCallTimeout
+from ..results import error_result, exception_result, is_tool_result_like
 from ..types import ToolResult, ToolUse
 from .context_relay import REQUEST, answer_request, context_offer
-from .errors import WorkerCrashed, WorkerError, WorkerTimeout
-from .ledger import ModuleVersion
+from .errors import WorkerCrashed, WorkerError, WorkerSentTooMuch, WorkerTimeout, tool_raised
+from .ledger import ModuleLedger, ModuleVersion
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import decode_value, encode_value, json_safe_state
+from .protocol import decode_value, encode_value, json_safe_state, wire_limit
 
 __all__ = ["CallRouter"]
 
 logger = logging.getLogger(__name__)
 
+_FROM_DISK = -1
+"""The serial of a module a worker imported from disk during a call: no recorded version matches it."""
+
 
 class CallRouter:
     """Sends calls of proxy tools to the call workers of one backend."""
 
-    def __init__(self, pool: WorkerPool, call_timeout: float) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        call_timeout: float,
+        ledger: ModuleLedger,
+        max_result_bytes: int | None = None,
+        max_processes: int | None = None,
+        max_concurrent_per_tool: int = 8,
+    ) -> None:
         self.pool = pool
         self.call_timeout = call_timeout
+        self._ledger = ledger
+        self.max_result_bytes = max_result_bytes
+        self.max_processes = max_processes
+        self.max_concurrent_per_tool = max_concurrent_per_tool
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
+        self._wire_limit = wire_limit(max_result_bytes)
 
     def call(
         self,
@@ -47,12 +66,51 @@ class CallRouter:
         on_event: Callable[[Any], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> ToolResult:
-        """Run ``tool_name`` from the last module of ``recipe``; never raises for the tool's fault."""
+        """Run ``tool_name`` from the last module of ``recipe``.
+
+        Every way a worker can fail becomes an error result; only a tool that
+        raises through (``raise_errors=True``) makes this raise, as it would
+        in-process (``ToolRaised``, named like the tool's exception).
+        """
         tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
+        slot = self._slot(tool_name)
+        if not _wait_for(slot, deadline, cancel):
+            waited = ToolCallTimeout(
+                tool_name, timeout or 0.0, started=False, max_concurrent=self.max_concurrent_per_tool
+            )
+            return exception_result(tool_use_id, waited)
         try:
-            worker = self.pool.acquire(timeout)
+            return self._call_in_worker(
+                tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
+            )
+        finally:
+            slot.release()
+
+    def _slot(self, tool_name: str) -> threading.BoundedSemaphore:
+        """The slots of one tool: as in-process, a tool runs at most ``max_concurrent_per_tool`` calls
+        at once (its calls beyond wait in line within their timeout), so it cannot take every worker."""
+        with self._slots_lock:
+            slot = self._slots.get(tool_name)
+            if slot is None:
+                slot = self._slots[tool_name] = threading.BoundedSemaphore(self.max_concurrent_per_tool)
+            return slot
+
+    def _call_in_worker(
+        self,
+        tool_name: str,
+        recipe: tuple[ModuleVersion, ...],
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any] | None,
+        on_event: Callable[[Any], None] | None,
+        cancel: threading.Event | None,
+        deadline: float | None,
+    ) -> ToolResult:
+        tool_use_id = tool_use["toolUseId"]
+        timeout = self.call_timeout or None
+        try:
+            worker = self.pool.acquire(None if deadline is None else max(0.0, deadline - time.monotonic()))
         except WorkerTimeout:
             return error_result(
                 tool_use_id,
@@ -62,11 +120,10 @@ class CallRouter:
             return error_result(tool_use_id, f"Error: tool {tool_name} could not start: {exc}")
         healthy = False
         try:
-            result = self._run(
+            result, raised = self._run(
                 worker, tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
             )
             healthy = True
-            return result
         except WorkerTimeout:
             if cancel is not None and cancel.is_set():
                 text = f"Error: the call of tool {tool_name} was cancelled; its worker process was stopped"
@@ -77,13 +134,30 @@ class CallRouter:
                 )
             return error_result(tool_use_id, text)
         except WorkerCrashed as exc:
+            if worker.over_limit is not None:
+                return error_result(
+                    tool_use_id,
+                    f"Error: tool {tool_name} started more than {self.max_processes} processes "
+                    f"(max_processes: {worker.over_limit} seen); its worker process was stopped "
+                    "with all of them",
+                )
             return error_result(
                 tool_use_id,
                 f"Error: tool {tool_name} crashed its worker process (it {exc.exit}); "
                 "a fresh worker replaces it and the other tools are unaffected",
             )
+        except WorkerSentTooMuch as exc:
+            limit = self.max_result_bytes or exc.limit
+            return error_result(
+                tool_use_id,
+                f"Error: the result of tool {tool_name} is more than {exc.limit:,} bytes to send, over the "
+                f"limit of {limit:,} bytes (max_result_bytes); its worker process was stopped",
+            )
         finally:
             self.pool.release(worker, healthy=healthy)
+        if raised is not None:
+            raise tool_raised(*raised)
+        return result
 
     def _run(
         self,
@@ -95,17 +169,20 @@ class CallRouter:
         on_event: Callable[[Any], None] | None,
         cancel: threading.Event | None,
         deadline: float | None,
-    ) -> ToolResult:
+    ) -> tuple[ToolResult, tuple[str, str] | None]:
+        """The call's result, and the tool's exception (type name, text) if it raised through."""
         self._collect_prepared(worker, deadline)
         known = worker.known
-        build = [
-            [v.name, v.serial, str(v.path), None if known.get(v.name) == v.serial else encode_value(v.source)]
-            for v in recipe
-        ]
+        epoch = self._ledger.epoch
+        sync, dropped = self._ledger.updates(known, worker.synced)
+        in_recipe = {v.name for v in recipe}
+        sync = tuple(v for v in sync if v.name not in in_recipe)
         serial = recipe[-1].serial
         message: dict[str, Any] = {
             "op": "call",
-            "build": build,
+            "sync": [_entry(v, known) for v in sync],
+            "drop": list(dropped),
+            "build": [_entry(v, known) for v in recipe],
             "serial": serial,
             "tool": tool_name,
             "tool_use": encode_value(tool_use),
@@ -121,7 +198,7 @@ class CallRouter:
         worker.send(message)
         cancelled = cancel.is_set if cancel is not None else None
         while True:
-            message = worker.receive(deadline, cancelled)
+            message = worker.receive(deadline, cancelled, self._wire_limit)
             if "event" in message:
                 if on_event is not None:
                     on_event(decode_value(message["event"]))
@@ -132,14 +209,25 @@ class CallRouter:
             break
         result = decode_value(message.get("result"))
         if message.get("prepared", True):
-            for version in recipe:
+            for version in (*sync, *recipe):
                 known[version.name] = version.serial
+            for name in dropped:
+                known.pop(name, None)
+            for name in message.get("imported") or ():
+                known.setdefault(str(name), _FROM_DISK)
             worker.built.add(serial)
+            if self._ledger.is_current(recipe):  # else the old versions it ran must be replaced next time
+                worker.synced = epoch
         else:
             known.clear()
+            worker.synced = 0
         if not is_tool_result_like(result):
-            return error_result(tool_use["toolUseId"], f"Error: tool {tool_name}'s worker sent {result!r}")
-        return result  # type: ignore[no-any-return]
+            text = f"Error: tool {tool_name}'s worker sent {result!r}"
+            return error_result(tool_use["toolUseId"], text), None
+        raised = message.get("raised")
+        if isinstance(raised, list) and len(raised) == 2:
+            return result, (str(raised[0]), str(raised[1]))
+        return result, None
 
     def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
         """Have an idle worker build a new version now, so its first call does not pay for the import.
@@ -152,16 +240,7 @@ class CallRouter:
             return
         healthy = True
         try:
-            known = worker.known
-            build = [
-                [
-                    v.name,
-                    v.serial,
-                    str(v.path),
-                    None if known.get(v.name) == v.serial else encode_value(v.source),
-                ]
-                for v in recipe
-            ]
+            build = [_entry(v, worker.known) for v in recipe]
             worker.send({"op": "prepare", "build": build, "serial": recipe[-1].serial})
             worker.prepared.append((recipe[-1].serial, {v.name: v.serial for v in recipe}))
         except WorkerError:
@@ -184,3 +263,23 @@ class CallRouter:
     def cleanup(self, tool_name: str, serial: int) -> None:
         """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""
         self.pool.tell(lambda w: serial in w.built, {"op": "cleanup", "serial": serial, "tool": tool_name})
+
+
+def _entry(version: ModuleVersion, known: dict[str, int]) -> list[Any]:
+    """A module version as a worker takes it: its source only if the worker does not hold it."""
+    source = None if known.get(version.name) == version.serial else encode_value(version.source)
+    return [version.name, version.serial, str(version.path), source]
+
+
+def _wait_for(
+    slot: threading.BoundedSemaphore, deadline: float | None, cancel: threading.Event | None
+) -> bool:
+    """Take one of a tool's slots before ``deadline``; False if none frees in time or the call is given up."""
+    while True:
+        wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+        if wait <= 0:
+            return slot.acquire(blocking=False)
+        if slot.acquire(timeout=wait):
+            return True
+        if cancel is not None and cancel.is_set():
+            return False

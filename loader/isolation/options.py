@@ -45,9 +45,19 @@ class WorkerOptions:
     Attributes:
         worker_env: Extra environment variable names (or ``fnmatch`` patterns such
             as ``MYAPP_*``) passed to workers, on top of ``DEFAULT_WORKER_ENV``.
-        max_memory_mb: Address-space limit of each worker (``RLIMIT_AS``), or None.
-            It counts virtual memory, so leave room above the ~100-300 MB an
-            interpreter with the loader already maps.
+        max_memory_mb: Each worker's data limit in MB (``RLIMIT_DATA`` on Linux: the
+            heap and private writable mappings; ``RLIMIT_AS`` elsewhere); None or 0 for
+            none. Not the address space: libraries such as numpy, pydantic-core or a
+            JIT reserve large areas they never write, which ``RLIMIT_AS`` would count.
+            An allocation past it raises ``MemoryError`` in the tool, an error result.
+        max_processes: Most live processes below each worker (what its tools start,
+            in any session); a worker past it is stopped with all of them
+            (``loader.isolation.tree``). None or 0 for no limit.
+        max_result_bytes: The largest result a worker sends (``loader.results.result_size``);
+            a larger one is replaced by an error result in the worker, and the loader
+            never reads a call message longer than twice that (``protocol.wire_limit``).
+        max_concurrent_per_tool: Calls of one tool running at once (in as many workers);
+            its further calls wait in line within their call timeout, as in-process.
         call_workers: Most processes running calls at once; each runs one call at
             a time, so a call that crashes or hangs harms only its own.
         spare_workers: Started processes kept idle, so neither a save nor a call
@@ -60,7 +70,10 @@ class WorkerOptions:
     """
 
     worker_env: tuple[str, ...] = ()
-    max_memory_mb: int | None = None
+    max_memory_mb: int | None = 2048
+    max_processes: int | None = 256
+    max_result_bytes: int | None = None
+    max_concurrent_per_tool: int = 8
     call_workers: int = 8
     spare_workers: int = 1
     call_timeout: float = 60.0
@@ -72,10 +85,12 @@ class WorkerOptions:
             raise ValueError(f"call_workers must be at least 1, not {self.call_workers}")
         if self.spare_workers < 0:
             raise ValueError(f"spare_workers cannot be negative ({self.spare_workers})")
-        if self.max_memory_mb is not None and self.max_memory_mb < 1:
-            raise ValueError(
-                f"max_memory_mb must be a positive number of megabytes, not {self.max_memory_mb}"
-            )
+        for name in ("max_memory_mb", "max_processes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{name} must be a whole number >= 0 (0: no limit), not {value!r}")
+            if value == 0:
+                object.__setattr__(self, name, None)
 
 
 def worker_environment(allow: tuple[str, ...], source: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -22,6 +22,8 @@ __all__ = ["WorkerPool"]
 
 logger = logging.getLogger(__name__)
 
+_STARTS_KILLED = 3
+"""New workers killed by a signal before they were ready, in a row, before a caller is told."""
 _MAX_PREPARED = 16
 """Unanswered prepare requests one idle worker may hold (its answers must never fill the pipe)."""
 
@@ -76,9 +78,14 @@ class WorkerPool:
         """A ready worker, for one user; ``WorkerTimeout`` if none frees up in time.
 
         ``role_limit`` counts the worker against ``max_in_use`` (calls do; the
-        import role does not, so imports never wait for calls).
+        import role does not, so imports never wait for calls). A spare that died
+        while idle (an OOM killer, a stray ``kill``) is dropped and replaced,
+        never handed out; a new worker killed by a signal before it was ready is
+        retried too. Only a worker that cannot start (it said why, or exited by
+        itself, or stayed silent past the start timeout) fails the caller.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
+        killed_at_start = 0
         while True:
             with self._lock:
                 while True:
@@ -91,6 +98,7 @@ class WorkerPool:
                         raise WorkerTimeout(f"all {self._max_in_use} call workers stayed busy")
                     self._lock.wait(remaining)
                 worker = self._take_idle()
+                fresh = worker is None
                 if worker is None:
                     worker = self._start()
                 if role_limit:
@@ -101,15 +109,26 @@ class WorkerPool:
                 worker.wait_ready(min(remaining, self._start_timeout))
             except WorkerStartError:
                 self.release(worker, healthy=False)
-                if not worker.ready and worker.exit_description() != "is running":
+                if fresh and not worker.killed_by_signal():
                     raise
+                if fresh:
+                    killed_at_start += 1
+                    if killed_at_start >= _STARTS_KILLED:
+                        raise
                 continue
             if worker.alive():
                 return worker
             self.release(worker, healthy=False)
 
     def _take_idle(self) -> WorkerProcess | None:
-        """The most recently used idle worker that is ready (it holds the most built tools), else any."""
+        """The most recently used live idle worker that is ready (it holds the most built tools), else
+        any live one; idle workers that died are dropped (``_top_up`` replaces them). Lock held."""
+        for worker in [w for w in self._idle if not w.alive()]:
+            self._idle.remove(worker)
+            self.replaced += 1
+            how = worker.exit_description()
+            worker.kill()
+            logger.warning("pid=<%s> | idle worker died (%s); replacing it", worker.pid, how)
         for worker in reversed(self._idle):
             if worker.ready_now():
                 self._idle.remove(worker)
@@ -176,6 +195,11 @@ class WorkerPool:
                 else:
                     worker.kill()
                 self._lock.notify_all()
+
+    def workers(self) -> list[WorkerProcess]:
+        """Every worker of the pool now, idle or in use by a call."""
+        with self._lock:
+            return [*self._idle, *self._in_use]
 
     def close(self) -> None:
         """Stop every worker (calls still running in them end with a crash result)."""

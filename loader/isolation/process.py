@@ -18,14 +18,16 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
-from .protocol import Channel, ChannelClosed
+from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
+from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
+from .tree import kill_tree
 
 __all__ = ["WorkerProcess"]
 
@@ -89,13 +91,57 @@ class WorkerProcess:
         """Requests (cleanups) to send once the current user hands the worker back."""
         self.prepared: list[tuple[int, dict[str, int]]] = []
         """Prepare requests sent without waiting: (tool serial, versions it builds), answered in order."""
+        self.synced = 0
+        """The ledger epoch this worker's modules were last brought up to (call role)."""
+        self.batch = -1
+        """The loader's batch this worker last imported in (import role)."""
+        self.forgotten: set[str] = set()
+        """Modules to drop before its next import (import role)."""
+        self.abandoned = False
+        """Its import was given up on and the worker stopped (import role)."""
+        self.descendants: tuple[tuple[int, int], ...] = ()
+        """The processes below it when last counted, as (pid, start time), for stopping them later."""
+        self.over_limit: int | None = None
+        """How many processes it had when it was stopped for its process limit."""
+        self._kill_lock = threading.Lock()
+        self._released = False
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        """Whether the worker runs (an exited worker is not reaped here: see ``stop``)."""
+        return self.process.returncode is None and not self._exited()
+
+    def _exited(self) -> bool:
+        """Whether the worker has exited, leaving it unreaped (its pid stays ours until ``kill``)."""
+        return self._status() is not None
+
+    def _status(self) -> int | None:
+        """``Popen.returncode`` as it will be (negative: killed by that signal), None while running.
+
+        Read without reaping: a reaped worker's pid, and so its process group's id,
+        may be handed to a new process, which a later ``killpg`` would hit.
+        """
+        if self.process.returncode is not None:
+            return self.process.returncode
+        try:
+            found = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped by someone else: Popen knows how it ended
+            return self.process.poll()
+        if found is None:
+            return None
+        return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
+
+    def _wait_exit(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the worker to exit, without reaping it."""
+        deadline = time.monotonic() + timeout
+        while not self._exited():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
 
     def wait_ready(self, timeout: float) -> None:
         """Wait for the worker's hello; ``WorkerStartError`` if it fails or is late."""
@@ -139,15 +185,23 @@ class WorkerProcess:
         except ChannelClosed as exc:
             raise self._crashed() from exc
 
-    def receive(self, deadline: float | None, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died."""
+    def receive(
+        self,
+        deadline: float | None,
+        cancelled: Callable[[], bool] | None = None,
+        limit: int = MAX_MESSAGE_BYTES,
+    ) -> dict[str, Any]:
+        """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died,
+        ``WorkerSentTooMuch`` for a message longer than ``limit`` bytes (never read)."""
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if cancelled is not None:
                 wait = 0.2 if wait is None else min(wait, 0.2)
             try:
                 if self.channel.poll(wait):
-                    return self.channel.receive()
+                    return self.channel.receive(limit)
+            except MessageTooLarge as exc:
+                raise WorkerSentTooMuch(exc.limit) from exc
             except ChannelClosed as exc:
                 raise self._crashed() from exc
             if cancelled is not None and cancelled():
@@ -156,16 +210,23 @@ class WorkerProcess:
                 raise WorkerTimeout(f"worker process {self.pid} did not answer in time")
 
     def _crashed(self) -> WorkerCrashed:
+        self._wait_exit(2.0)
+        self.stop()  # what its tools started goes with it
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.kill()
+            logger.warning("pid=<%s> | worker did not exit after SIGKILL", self.pid)
         how = self.exit_description()
         return WorkerCrashed(f"worker process {self.pid} {how}", exit=how)
 
+    def killed_by_signal(self) -> bool:
+        """Whether the worker ended by a signal (killed from outside, or a crash), not by exiting."""
+        code = self._status()
+        return code is not None and code < 0
+
     def exit_description(self) -> str:
         """``exited with status 3`` / ``was killed by SIGSEGV`` / ``is running``."""
-        code = self.process.poll()
+        code = self._status()
         if code is None:
             return "is running"
         if code < 0:
@@ -208,28 +269,30 @@ class WorkerProcess:
                 return int(match["line"]), stack
         return None, stack
 
-    def kill(self) -> None:
-        """Stop the worker at once, and any process a tool started in its group, and release its pipes.
+    def stop(self) -> None:
+        """Stop the worker and every process its tools started, by signals only: safe from any thread.
 
-        SIGKILL works whatever the worker's code is doing (even C code holding the GIL).
+        Its pipes stay open for whoever is reading them (they see their end);
+        ``kill`` also releases them. SIGKILL works whatever the worker's code is
+        doing (even C code holding the GIL). Processes in sessions of their own
+        go too (``tree.kill_tree``).
         """
-        try:
-            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session and group
-        except OSError:
-            pass
-        if self.process.poll() is None:
-            try:
-                self.process.kill()
-            except OSError:
-                pass
+        reaped = self.process.returncode is not None  # then its pid may be another process's
+        kill_tree(None if reaped else self.pid, self.descendants)
+
+    def kill(self) -> None:
+        """Stop the worker at once, and any process a tool started in its group, and release its pipes."""
+        self.stop()
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             logger.warning("pid=<%s> | worker did not exit after SIGKILL", self.pid)
+        with self._kill_lock:
+            if self._released:
+                return
+            self._released = True
         self.channel.close()
-        if self._fault_read >= 0:
-            fault_read, self._fault_read = self._fault_read, -1
-            os.close(fault_read)
+        os.close(self._fault_read)
 
     def close(self) -> None:
         """Let the worker exit on its own (end of its input), killing it if it lingers."""

@@ -19,9 +19,11 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "Channel",
     "ChannelClosed",
+    "MessageTooLarge",
     "decode_value",
     "encode_value",
     "json_safe_state",
+    "wire_limit",
 ]
 
 MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
@@ -32,6 +34,22 @@ _BYTES_TAG: Final = "$bytes"
 
 class ChannelClosed(Exception):
     """The other end went away (the worker exited, or the loader closed the pipe)."""
+
+
+class MessageTooLarge(Exception):
+    """A message over the size allowed: not sent, or (receiving) not read, and the pipe closed."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        super().__init__(f"a message of {size or 'more than ' + format(limit, ',')} bytes, over {limit:,}")
+        self.size = size
+        self.limit = limit
+
+
+def wire_limit(max_result_bytes: int | None) -> int:
+    """The largest call message for a result limit: JSON and base64 framing on top of the content."""
+    if max_result_bytes is None:
+        return MAX_MESSAGE_BYTES
+    return 2 * max_result_bytes + 1024 * 1024
 
 
 def encode_value(value: Any) -> Any:
@@ -83,9 +101,12 @@ class Channel:
         self._reader = reader
         self._writer = writer
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Send one message; ``ChannelClosed`` if the other end is gone."""
+    def send(self, message: dict[str, Any], limit: int | None = None) -> None:
+        """Send one message; ``ChannelClosed`` if the other end is gone, ``MessageTooLarge`` (nothing
+        sent) if it is longer than ``limit`` bytes."""
         data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        if limit is not None and len(data) > limit:
+            raise MessageTooLarge(len(data), limit)
         try:
             self._writer.send_bytes(data)
         except (OSError, ValueError) as exc:
@@ -98,11 +119,16 @@ class Channel:
         except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc)) from exc
 
-    def receive(self) -> dict[str, Any]:
-        """The next message; ``ChannelClosed`` at the end of the pipe or on a malformed message."""
+    def receive(self, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+        """The next message; ``ChannelClosed`` at the end of the pipe or on a malformed message,
+        ``MessageTooLarge`` for one longer than ``limit`` bytes (its length is read, its body never)."""
         try:
-            data = self._reader.recv_bytes(MAX_MESSAGE_BYTES)
-        except (EOFError, OSError, ValueError) as exc:
+            data = self._reader.recv_bytes(limit)
+        except OSError as exc:
+            if "bad message length" in str(exc):
+                raise MessageTooLarge(None, limit) from exc
+            raise ChannelClosed(str(exc) or "end of pipe") from exc
+        except (EOFError, ValueError) as exc:
             raise ChannelClosed(str(exc) or "end of pipe") from exc
         try:
             message = json.loads(data)

@@ -17,12 +17,12 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..results import exception_result
 from ..tools.metadata import ToolMetadata
-from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame
+from ..types import AgentTool, ToolExample, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame
 from .calls import CallRouter
 from .ledger import ModuleVersion
 from .protocol import decode_value
@@ -47,6 +47,7 @@ class ToolDescription:
     display: dict[str, str]
     hot_reload: bool
     metadata: ToolMetadata | None
+    examples: tuple[ToolExample, ...] = ()
 
     @classmethod
     def from_message(cls, data: dict[str, Any]) -> ToolDescription:
@@ -65,7 +66,17 @@ class ToolDescription:
             display={str(k): str(v) for k, v in (data.get("display") or {}).items()},
             hot_reload=bool(data.get("hot_reload")),
             metadata=None if raw_metadata is None else ToolMetadata.model_validate(raw_metadata),
+            examples=tuple(_example(e) for e in data.get("examples") or () if isinstance(e, dict)),
         )
+
+
+def _example(data: dict[str, Any]) -> ToolExample:
+    """One example as ``describe`` sent it (``expected_output`` absent when the example gives none)."""
+    params = decode_value(data.get("params"))
+    example = ToolExample(params if isinstance(params, dict) else {}, str(data.get("description") or ""))
+    if "expected_output" in data:
+        example = replace(example, expected_output=decode_value(data["expected_output"]))
+    return example
 
 
 class ProxyTool(AgentTool):
@@ -144,6 +155,11 @@ class ProxyTool(AgentTool):
     @property
     def tags(self) -> tuple[str, ...]:
         return self.description.tags
+
+    @property
+    def examples(self) -> tuple[ToolExample, ...]:
+        """The tool's examples, as its worker read them: the gate runs them through this proxy."""
+        return self.description.examples
 
     @property
     def serial(self) -> int:

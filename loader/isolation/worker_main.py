@@ -14,8 +14,10 @@ import worker ran (a "recipe"), discovers the tool and runs it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import faulthandler
+import importlib.machinery
 import json
 import os
 import signal
@@ -29,13 +31,14 @@ from typing import Any
 
 from ..calls.tracing import remote_context
 from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
-from ..importing.importer import ToolImporter
-from ..results import error_result, exception_result, is_tool_result_like
+from ..importing.importer import ToolImporter, _SourceBytesLoader
+from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
 from ..tools.class_tool import get_tool_metadata
-from ..types import AgentTool, ToolResult, ToolUse
+from ..types import AgentTool, ToolExample, ToolResult, ToolUse
 from .context_relay import install_pipe_handlers
-from .protocol import Channel, ChannelClosed, decode_value, encode_value
+from .host import drop_ptrace
+from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
 
 __all__ = ["main"]
 
@@ -44,11 +47,29 @@ _BUILT_TOOLS_KEPT = 512
 
 
 class _RecordingImporter(ToolImporter):
-    """A ``ToolImporter`` that remembers every module it executed, with the bytes it ran."""
+    """A ``ToolImporter`` that remembers every module it executed, with the bytes it ran.
+
+    A call worker also keeps *staged* modules: the live version of a module it
+    held an older one of, dropped from ``sys.modules`` and run from the staged
+    bytes (not the disk) when code imports it again, as the in-process
+    ``sys.modules`` would hand out the live version.
+    """
 
     def __init__(self, roots: list[Path], tag: str) -> None:
         super().__init__(roots, tag=tag)
         self.executed: list[tuple[str, Path, bytes]] = []
+        self.staged: dict[str, tuple[int, bytes]] = {}
+        self.ran_staged: dict[str, int] = {}
+
+    def _file_spec(
+        self, fullname: str, file: Path, package_dir: Path | None = None
+    ) -> importlib.machinery.ModuleSpec:
+        spec = super()._file_spec(fullname, file, package_dir)
+        staged = self.staged.pop(fullname, None)
+        if staged is not None and isinstance(spec.loader, _SourceBytesLoader):
+            spec.loader.source = staged[1]
+            self.ran_staged[fullname] = staged[0]
+        return spec
 
     def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
         super()._execute(module, path, source, digest)
@@ -86,7 +107,16 @@ def describe(tool: AgentTool) -> dict[str, Any]:
         "display": encode_value(tool.get_display_properties()),
         "hot_reload": bool(tool.supports_hot_reload),
         "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
+        "examples": [_example(example) for example in tool.examples],
     }
+
+
+def _example(example: ToolExample) -> dict[str, Any]:
+    """One example as plain data; ``expected_output`` only when the example gives one."""
+    data: dict[str, Any] = {"params": encode_value(example.params), "description": example.description}
+    if example.has_expected_output:
+        data["expected_output"] = encode_value(example.expected_output)
+    return data
 
 
 class Worker:
@@ -101,6 +131,9 @@ class Worker:
         self.modules: OrderedDict[int, ModuleType] = OrderedDict()
         self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
         self.loop = asyncio.new_event_loop()
+        limit = settings.get("max_result_bytes")
+        self.max_result_bytes: int | None = limit if isinstance(limit, int) and limit > 0 else None
+        self.wire_limit = wire_limit(self.max_result_bytes)
 
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -123,18 +156,30 @@ class Worker:
                 if handler is None
                 else handler(message)
             )
-            self.channel.send(reply)
+            if message.get("op") != "call":
+                self.channel.send(reply)
+                continue
+            try:  # the loader never reads a longer call message: refuse it here, with a result that says why
+                self.channel.send(reply, self.wire_limit)
+            except MessageTooLarge as exc:
+                self.channel.send({"result": encode_value(self._too_large(message, exc.size or exc.limit))})
 
     # -------------------------------------------------------------- modules
     def ensure(self, items: list[list[Any]]) -> None:
         """Run the given module versions that this process does not hold yet, in order."""
+        self.current.update(self.importer.ran_staged)
+        self.importer.ran_staged.clear()
         for name, serial, path_text, source in items:
             if self.current.get(name) == serial:
                 continue
-            if source is None:
+            staged = self.importer.staged.pop(name, None)
+            if source is not None:
+                data = decode_value(source)
+            elif staged is not None and staged[0] == serial:
+                data = staged[1]
+            else:
                 raise RuntimeError(f"worker lost module {name} (version {serial}); its source was not sent")
             path = Path(path_text)
-            data = decode_value(source)
             self.importer.executed.clear()
             if path.name == "__init__.py":
                 module = self._run_package(name, path, data)
@@ -145,10 +190,24 @@ class Worker:
             while len(self.modules) > _BUILT_TOOLS_KEPT:
                 self.modules.popitem(last=False)
 
+    def stage(self, items: list[list[Any]], dropped: list[str]) -> None:
+        """Bring held modules up to the live versions: each outdated one leaves ``sys.modules``, its live
+        bytes staged for the next import of it; ``dropped`` ones (deleted files) just leave."""
+        self.current.update(self.importer.ran_staged)
+        self.importer.ran_staged.clear()
+        for name, serial, _path, source in items:
+            if self.current.get(name) == serial or source is None:
+                continue
+            self.importer.forget([name])
+            self.current.pop(name, None)
+            self.importer.staged[name] = (int(serial), decode_value(source))
+        for name in dropped:
+            self.importer.forget([name])
+            self.current.pop(name, None)
+            self.importer.staged.pop(name, None)
+
     def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
         import importlib.util
-
-        from ..importing.importer import _SourceBytesLoader
 
         spec = self.importer._file_spec(name, path, package_dir=path.parent)
         loader = _SourceBytesLoader(self.importer, path)
@@ -197,6 +256,9 @@ class Worker:
     def on_load(self, message: dict[str, Any]) -> dict[str, Any]:
         path = Path(message["path"])
         name = str(message["module"])
+        self.on_forget({"names": message.get("forget", [])})
+        if message.get("begin"):
+            self.importer.begin_batch()
         self.ensure(message.get("preload", []))
         self.importer.executed.clear()
         before = self.importer.executions
@@ -215,6 +277,7 @@ class Worker:
                 "file": info.file,
                 "line": info.line,
                 "traceback": info.traceback,
+                "kind": info.kind.value,
             }
         executed = self._executed_report(int(message["serial_base"]))
         touched = {name, *(item[0] for item in executed)}
@@ -261,38 +324,78 @@ class Worker:
 
     def on_call(self, message: dict[str, Any]) -> dict[str, Any]:
         with remote_context(message.get("trace")):  # the caller's trace, for tools that trace themselves
-            return self._call(message)
+            return self._call_message(message)
 
-    def _call(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _call_message(self, message: dict[str, Any]) -> dict[str, Any]:
         tool_use: ToolUse = decode_value(message["tool_use"])
         state: dict[str, Any] = decode_value(message.get("state") or {})
         install_pipe_handlers(self.channel, message, state)
         try:
+            self.stage(message.get("sync", []), message.get("drop", []))
             tool = self.tool_for(message)
         except BaseException as exc:  # rebuilding failed: an error result, not a dead worker
             failure = _failure(tool_use["toolUseId"], exc, "could not be prepared")
             return {"result": encode_value(failure), "prepared": False}
-        if message.get("stream"):
+        self.importer.executed.clear()
+        reply = self._call(tool, tool_use, state, bool(message.get("stream")))
+        # Modules the call imported from disk (a sibling imported inside a function): the loader
+        # marks them held, so their next live version replaces them here before the next call.
+        reply["imported"] = sorted(
+            {name for name, _, _ in self.importer.executed} - set(self.importer.ran_staged)
+        )
+        return reply
+
+    def _call(
+        self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool
+    ) -> dict[str, Any]:
+        tool_use_id = tool_use["toolUseId"]
+        if stream:
             try:
                 last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
-                return {"result": encode_value(exception_result(tool_use["toolUseId"], exc))}
-            return {"result": encode_value(_final_result(last, tool_use["toolUseId"]))}
+                return {"result": encode_value(exception_result(tool_use_id, exc))}
+            final = self._sized(_final_result(last, tool_use_id), tool.tool_name, tool_use_id)
+            return {"result": encode_value(final)}
         try:
-            result = tool.invoke(tool_use["input"], tool_use_id=tool_use["toolUseId"], invocation_state=state)
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
-            result = exception_result(tool_use["toolUseId"], exc)
-        return {"result": encode_value(result)}
+            result = tool.invoke(tool_use["input"], tool_use_id=tool_use_id, invocation_state=state)
+        except BaseException as exc:  # raised through (raise_errors=True): the caller's proxy raises it
+            result = exception_result(tool_use_id, exc)
+            return {"result": encode_value(result), "raised": [type(exc).__name__, str(exc)]}
+        return {"result": encode_value(self._sized(result, tool.tool_name, tool_use_id))}
 
     async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:
-        """Send every event but the last as it comes; return the last (the result)."""
+        """Send every event but the last as it comes; return the last (the result).
+
+        An event too long to send ends the stream with the error naming the limit.
+        """
         pending: Any = None
         have = False
         async for event in tool.stream(tool_use, state):
             if have:
-                self.channel.send({"event": encode_value(pending)})
+                try:
+                    self.channel.send({"event": encode_value(pending)}, self.wire_limit)
+                except MessageTooLarge as exc:
+                    limit = self.max_result_bytes or exc.limit
+                    return oversized_result(
+                        tool_use["toolUseId"], tool.tool_name, exc.size or exc.limit, limit
+                    )
             pending, have = event, True
         return pending
+
+    def _sized(self, result: Any, tool_name: str, tool_use_id: str) -> Any:
+        """``result``, or the error naming the limit when it is larger than ``max_result_bytes``."""
+        limit = self.max_result_bytes
+        if limit is None or not is_tool_result_like(result):
+            return result
+        size = result_size(result, limit)
+        return result if size is None else oversized_result(tool_use_id, tool_name, size, limit)
+
+    def _too_large(self, message: dict[str, Any], size: int) -> ToolResult:
+        """The result standing in for a call reply longer than the loader reads."""
+        tool_use = decode_value(message.get("tool_use") or {})
+        tool_use_id = str(tool_use.get("toolUseId") or "") if isinstance(tool_use, dict) else ""
+        limit = self.max_result_bytes or self.wire_limit
+        return oversized_result(tool_use_id, str(message.get("tool")), size, limit)
 
     def on_cleanup(self, message: dict[str, Any]) -> dict[str, Any]:
         serial = int(message["serial"])
@@ -330,6 +433,27 @@ def _failure(tool_use_id: str, exc: BaseException, what: str) -> ToolResult:
     return result
 
 
+def _keep_descendants() -> None:
+    """Become a child subreaper: processes the tools start stay below this worker however they
+    detach (a new session, a double fork), so the loader can find and stop them all."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+
+
+def _limit_memory(megabytes: int) -> None:
+    """Cap what this worker may write: ``RLIMIT_DATA`` on Linux (heap and private writable mappings,
+    not the address space libraries reserve and never use), ``RLIMIT_AS`` elsewhere."""
+    import resource
+
+    kind = resource.RLIMIT_DATA if sys.platform.startswith("linux") else resource.RLIMIT_AS
+    size = megabytes * 1024 * 1024
+    _, hard = resource.getrlimit(kind)
+    if hard != resource.RLIM_INFINITY:
+        size = min(size, hard)
+    resource.setrlimit(kind, (size, size))
+
+
 def _die_with_parent() -> None:
     """Ask Linux to kill this worker when the loader's process dies (no orphans in an endless loop)."""
     if not sys.platform.startswith("linux"):
@@ -345,6 +469,7 @@ def main(raw_settings: str) -> int:
     """Run the worker until the loader closes the pipe."""
     settings = json.loads(raw_settings)
     _die_with_parent()
+    drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
     reader = Connection(os.dup(0), writable=False)
     writer = Connection(os.dup(1), readable=False)
@@ -367,12 +492,11 @@ def main(raw_settings: str) -> int:
         except ChannelClosed:
             pass
         return 1
+    if settings.get("subreaper"):
+        _keep_descendants()
     limit = settings.get("max_memory_mb")
-    if isinstance(limit, int):
-        import resource
-
-        size = limit * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    if isinstance(limit, int) and limit > 0:
+        _limit_memory(limit)
     try:
         channel.send({"ok": True, "ready": True, "pid": os.getpid()})
         worker.serve()

@@ -5,10 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..calls.runner import DEFAULT_CALL_TIMEOUT, CallLimits
+from ..calls.runner import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, CallLimits
 from .watcher import WatchTimings
 
-__all__ = ["LoaderConfig"]
+__all__ = ["DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_PROCESSES", "LoaderConfig"]
+
+DEFAULT_MAX_MEMORY_MB = 2048
+"""Process mode: each worker's data limit unless configured (room for numpy, pandas and the like)."""
+DEFAULT_MAX_PROCESSES = 256
+"""Process mode: processes below each worker unless configured (room for a pool of subprocesses)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +37,20 @@ class LoaderConfig:
         isolation: ``"thread"`` imports and calls in this process (the default);
             ``"process"`` runs them in supervised worker processes (``loader.isolation``).
         worker_env: Process mode: extra environment variable names workers inherit.
-        max_memory_mb: Process mode: address-space limit of each worker, in MB.
+        max_memory_mb: Process mode: each worker's data limit in MB (default 2048; None or 0:
+            none). ``RLIMIT_DATA`` on Linux, which counts what a process writes (heap, private
+            mappings), not the address space that libraries like numpy reserve unused.
+        max_processes: Process mode: most processes below each worker (default 256; None or
+            0: none); a worker past it is stopped with everything it started.
         worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
         call_timeout: Seconds before a call is answered with a timeout error (None or 0: no limit).
         max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
-            Both call limits apply to the registry the loader creates; a registry passed in
-            keeps its own.
+        max_result_bytes: The largest result a call hands on (default 32 MiB; None or 0: no
+            limit); a larger one becomes an error result naming the limit and the size. In
+            process mode the worker refuses it before sending, so the loader's process never
+            reads more than the limit from a worker.
+            The call limits apply to the registry the loader creates; a registry passed in
+            keeps its own (the worker-side size check applies either way).
         gate: Run a changed file's tool examples before it goes live; a failure
             rejects the new version and the last good one keeps serving.
         example_timeout: Seconds one example may run before it counts as failed.
@@ -56,14 +69,22 @@ class LoaderConfig:
     builtin_plugins: bool = True
     isolation: Literal["thread", "process"] = "thread"
     worker_env: tuple[str, ...] = ()
-    max_memory_mb: int | None = None
+    max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB
+    max_processes: int | None = DEFAULT_MAX_PROCESSES
     worker_command_prefix: tuple[str, ...] = ()
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     max_concurrent_calls_per_tool: int = 8
+    max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES
     gate: bool = False
     example_timeout: float = 5.0
     bytecode_cache: bool = True
 
+    def __post_init__(self) -> None:
+        for name in ("max_memory_mb", "max_processes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{name} must be a whole number >= 0 (0: no limit), not {value!r}")
+
     def call_limits(self) -> CallLimits:
         """The call timeout and per-tool concurrency cap, as the registry takes them."""
-        return CallLimits(self.call_timeout, self.max_concurrent_calls_per_tool)
+        return CallLimits(self.call_timeout, self.max_concurrent_calls_per_tool, self.max_result_bytes)

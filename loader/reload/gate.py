@@ -7,11 +7,15 @@ its own one-thread call lane, so a stuck tool costs the timeout, not the
 loader; an example past its timeout is stopped the way a call past its
 deadline is (``CallLane.stop`` raises ``CallAbandoned`` in its thread): an
 endless Python loop ends at once instead of spinning on a core, and holding
-the GIL, for the rest of the process's life.
+the GIL, for the rest of the process's life. A tool in a worker process is
+stopped with its worker. In process mode the examples travel with the proxy
+and run in a call worker against the candidate version, exactly as its calls
+would once it is live.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -110,15 +114,33 @@ def match_output(expected: Any, actual: Any, where: str = "") -> str | None:
     return None
 
 
+def _bounded_call(tool: AgentTool, params: dict[str, Any], timeout: float) -> ToolResult:
+    """``tool``'s result for ``params``; an async tool is cancelled at ``timeout`` (``TimeoutError``).
+
+    Cancelling is what stops a tool in a worker process (its proxy is async and
+    kills the worker): a hanging example must not keep a worker busy until the
+    call timeout. A synchronous in-process tool cannot be stopped; its thread
+    is abandoned.
+    """
+    if not tool.is_async:
+        return tool.invoke(params)
+
+    async def bounded() -> ToolResult:
+        async with asyncio.timeout(timeout):
+            return await tool.ainvoke(params)
+
+    return asyncio.run(bounded())
+
+
 def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: float) -> ExampleFailure | None:
     """Call ``tool`` with the example's params; None when the result is what the example says."""
     lane = CallLane(
         f"example-{tool.tool_name}", 1, idle_seconds=0.0, thread_name=f"tool-loader-example-{tool.tool_name}"
     )
-    future = lane.submit(functools.partial(tool.invoke, dict(example.params)))
+    future = lane.submit(functools.partial(_bounded_call, tool, dict(example.params), timeout))
     try:
         result: ToolResult = future.result(timeout)
-    except FuturesTimeout:
+    except FuturesTimeout:  # the wait ran out, or an async tool was cancelled at its timeout
         if not lane.stop(future):
             future.cancel()
         logger.warning(

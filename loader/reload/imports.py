@@ -26,8 +26,10 @@ from .file_state import FileRecord, SourceRead, stat_signature
 
 __all__ = ["ImportOutcome", "ImportRunner", "Overtaken"]
 
-_BACKEND_DEADLINE_SLACK = 1.0
-"""How long past the deadline to wait for a backend that ends stuck jobs itself."""
+_BACKEND_DEADLINE_SLACK = 5.0
+"""How long past the deadline to wait for a backend that ends stuck jobs itself (it reports as soon
+as it has; the wait covers an import that first waited for a worker process to start, which on a
+busy machine takes more than a second, so the report keeps the line the import hangs at)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ NAMES = [
     "tracing_overhead",
     "sessions",
     "drain",
+    "hanging_import",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")

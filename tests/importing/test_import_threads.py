@@ -157,22 +157,3 @@ def test_a_job_queued_behind_abandoned_jobs_runs_once_their_thread_lets_go() -> 
     finally:
         release.set()
         pool.close()
-
-
-def test_drop_queued_drops_a_waiting_job_and_leaves_a_running_one_alone() -> None:
-    release = threading.Event()
-    pool = ImportPool(max_threads=1)
-    try:
-        running = pool.submit(lambda: release.wait(30))
-        eventually(lambda: running.started is not None)
-        waiting = pool.submit(lambda: "never")
-        assert pool.drop_queued(waiting) is True
-        assert waiting.done and waiting.started is None
-        with pytest.raises(ImportAbandoned):
-            waiting.outcome()
-        assert pool.drop_queued(running) is False
-        release.set()
-        assert running.wait(30) and running.outcome() is True
-    finally:
-        release.set()
-        pool.close()

@@ -344,6 +344,7 @@ def test_workers_outlive_the_thread_that_started_them(tools_dir: Path) -> None:
         "builtin_plugins": True,
         "entry_point_plugins": False,
         "max_memory_mb": None,
+        "max_result_bytes": None,
     }
     pool = WorkerPool(
         lambda: WorkerProcess(settings, worker_environment(()), tools_dir.parent),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -9,8 +10,18 @@ from pathlib import Path
 import pytest
 
 from loader.isolation import DEFAULT_WORKER_ENV, WorkerOptions, worker_environment
-from loader.isolation.ledger import ModuleLedger, ModuleVersion
-from loader.isolation.protocol import Channel, ChannelClosed, decode_value, encode_value, json_safe_state
+from loader.isolation.ledger import SERIAL_BLOCK, ModuleLedger, ModuleVersion
+from loader.isolation.protocol import (
+    MAX_MESSAGE_BYTES,
+    Channel,
+    ChannelClosed,
+    MessageTooLarge,
+    decode_value,
+    encode_value,
+    json_safe_state,
+    wire_limit,
+)
+from loader.reload.config import LoaderConfig
 
 
 def test_values_round_trip_with_bytes_tagged_and_tuples_as_lists() -> None:
@@ -99,12 +110,20 @@ def test_worker_environment_is_the_default_allowlist_plus_what_is_asked_for() ->
     [
         ({"call_workers": 0}, "call_workers"),
         ({"spare_workers": -1}, "spare_workers"),
-        ({"max_memory_mb": 0}, "max_memory_mb"),
+        ({"max_memory_mb": -1}, "max_memory_mb"),
+        ({"max_processes": -1}, "max_processes"),
     ],
 )
 def test_worker_options_refuse_impossible_settings(kwargs: dict[str, int], words: str) -> None:
     with pytest.raises(ValueError, match=words):
         WorkerOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_worker_limits_have_defaults_and_0_means_none() -> None:
+    assert (WorkerOptions().max_memory_mb, WorkerOptions().max_processes) == (2048, 256)
+    assert (LoaderConfig().max_memory_mb, LoaderConfig().max_processes) == (2048, 256)
+    off = WorkerOptions(max_memory_mb=0, max_processes=0)
+    assert (off.max_memory_mb, off.max_processes) == (None, None)
 
 
 def _version(name: str, serial: int) -> ModuleVersion:
@@ -122,7 +141,30 @@ def test_ledger_recipe_lists_dependencies_first_at_their_current_versions() -> N
     assert ledger.dependents(["base"]) == {"middle", "user"}
     ledger.record(_version("base", 4))
     assert ledger.recipe("user")[0].serial == 4
-    assert ledger.next_serial == 5
+
+
+def test_ledger_serial_blocks_never_overlap() -> None:
+    """Imports run at once in several workers, each numbering what it runs from its own block."""
+    ledger = ModuleLedger()
+    first, second = ledger.reserve_serials(), ledger.reserve_serials()
+    assert second - first == SERIAL_BLOCK
+
+
+def test_ledger_updates_name_what_a_holder_must_replace_or_drop_since_an_epoch() -> None:
+    ledger = ModuleLedger()
+    for version in (_version("helper", 1), _version("tool", 2), _version("gone", 3)):
+        ledger.record(version)
+    ledger.set_dependencies("tool", ["helper"])
+    held = {"helper": 1, "tool": 2, "gone": 3}
+    synced = ledger.epoch
+    assert ledger.updates(held, synced) == ((), ())
+    newer = _version("helper", 5)
+    ledger.record(newer)
+    ledger.record(_version("unheld", 6))
+    ledger.forget(["gone"])
+    assert ledger.updates(held, synced) == ((newer,), ("gone",))
+    assert ledger.updates({**held, "helper": 5}, synced) == ((), ("gone",))
+    assert ledger.is_current(ledger.recipe("tool")) and not ledger.is_current([_version("helper", 1)])
 
 
 def test_ledger_forgets_modules_and_their_edges() -> None:
@@ -133,3 +175,17 @@ def test_ledger_forgets_modules_and_their_edges() -> None:
     ledger.forget(["tool"])
     assert ledger.dependents(["helper"]) == set()
     assert ledger.current("tool") is None and ledger.dependencies("tool") == frozenset()
+
+
+def test_a_message_over_the_limit_is_neither_sent_nor_read() -> None:
+    """The sender refuses it; a receiver reads only its length, never its body."""
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    sending, receiving = Channel(reader, writer), Channel(reader, writer)
+    big = {"result": "x" * 5000}
+    with pytest.raises(MessageTooLarge) as refused:
+        sending.send(big, limit=1000)
+    assert refused.value.size is not None and refused.value.size > 5000
+    sending.send(big)  # what a tool writing to the pipe itself could do
+    with pytest.raises(MessageTooLarge):
+        receiving.receive(limit=1000)
+    assert wire_limit(None) == MAX_MESSAGE_BYTES and wire_limit(1000) > 2000
