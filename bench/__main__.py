@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_seconds": time.perf_counter() - started,
         "benchmarks": results,
     }
-    path = write_json(args.out, payload, quick=args.quick)
+    path = write_json(args.out, payload, quick=args.quick, partial=bool(args.only))
     misses = [
         (name, t["target"])
         for name, data in results.items()

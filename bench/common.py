@@ -428,11 +428,15 @@ def environment() -> dict[str, Any]:
     }
 
 
-def write_json(directory: Path, payload: dict[str, Any], *, quick: bool) -> Path:
-    """Write one run's numbers as ``bench-<UTC time>[-quick].json``; returns the path."""
+def write_json(directory: Path, payload: dict[str, Any], *, quick: bool, partial: bool = False) -> Path:
+    """Write one run's numbers as ``bench-<UTC time>[-partial][-quick].json``; returns the path.
+
+    A run of selected benchmarks is tagged ``-partial`` so that it never stands in for a full run
+    when the docs' figures are regenerated.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = directory / f"bench-{stamp}{'-quick' if quick else ''}.json"
+    path = directory / f"bench-{stamp}{'-partial' if partial else ''}{'-quick' if quick else ''}.json"
     path.write_text(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
     return path
 

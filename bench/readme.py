@@ -40,8 +40,8 @@ CHARTS = (
 
 
 def newest_results(directory: Path = RESULTS) -> Path | None:
-    """The newest full run's JSON (file names sort by their UTC time stamp); quick runs never count."""
-    full = sorted(p for p in directory.glob("bench-*.json") if not p.stem.endswith("-quick"))
+    """The newest full run's JSON (names sort by their UTC time stamp); quick and partial runs never count."""
+    full = sorted(p for p in directory.glob("bench-*.json") if not p.stem.endswith(("-quick", "-partial")))
     return full[-1] if full else None
 
 

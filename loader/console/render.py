@@ -175,7 +175,13 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     names = loader.registry.names()
     message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
     failed = report.failed
-    if failed:
+    if len(failed) == 1 and failed[0].error is not None:
+        # One failed file is most likely where the tool lives: say why it failed (a rejected
+        # example under --gate, a syntax error) rather than send the user to another command.
+        error = failed[0].error
+        reason = error.message.strip().splitlines()[0] if error.message.strip() else ""
+        message += f" ({display_path(failed[0].path)} did not load: {error.exc_type}: {reason})"
+    elif failed:
         where = ", ".join(display_path(s.path) for s in failed)
         message += (
             f" ({plural(len(failed), 'file')} did not load: {where}; run `tool-loader check` for details)"

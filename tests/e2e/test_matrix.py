@@ -383,6 +383,7 @@ def test_the_gate_keeps_a_save_whose_example_fails_from_going_live(way: Way) -> 
     if not way.serving:  # the one-shot runs the examples before its call, and refuses the file
         answer = way.call("gated", {"a": 1, "b": 2})
         assert answer.error and "gated.py" in answer.text and "did not load" in answer.text
+        assert "ExampleFailed" in answer.text and "expected 3, got 4" in answer.text
         return
     _settled(way, "gated")
     assert _answers(way, "gated", "3", {"a": 1, "b": 2})

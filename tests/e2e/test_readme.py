@@ -99,7 +99,10 @@ PARSE = [b for b in BLOCKS if b.lang in PARSED and b.marker != "skip"]
 
 def normalise(text: str, root: Path) -> list[str]:
     """Lines with what differs between runs replaced: clock times, durations, this machine's paths."""
-    text = text.replace(str(root), "/path/to/tool-loader").replace(sys.executable, "/path/to/python")
+    text = text.replace(str(root), "/path/to/tool-loader")
+    # The console script's interpreter may be spelt python, python3 or python3.11 in the same venv.
+    venv_bin = re.escape(str(Path(sys.executable).parent))
+    text = re.sub(venv_bin + r"/python(\d+(\.\d+)?)?\b", "/path/to/python", text)
     text = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", text)
     text = re.sub(r"\b\d+(\.\d+)? (ms|s)\b", "N s", text)
     return [line.rstrip() for line in text.rstrip("\n").splitlines()]
