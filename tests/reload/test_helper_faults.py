@@ -158,3 +158,6 @@ def test_a_helper_still_importing_is_never_seen_half_executed(
         seen.update(_answers(ld))
         time.sleep(0.01)  # a caller's pace, not a wait for a condition
     assert seen == {good}, "a call saw the helper's new version before its import finished"
+    # Once the stuck import's worker is stopped, the tools keep answering from the last good helper.
+    assert ld.wait_idle(30)
+    assert _answers(ld) == [good, good]
