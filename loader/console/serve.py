@@ -39,6 +39,7 @@ _HTTP_ONLY = (
     "port",
     "path",
     "stateless",
+    "json_response",
     "auth_token_file",
     "metrics_auth",
     "no_metrics",
@@ -83,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stateless",
         action="store_true",
         help="no sessions: any replica behind a load balancer can answer any request",
+    )
+    http.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer each request with one JSON body, not an SSE stream: results over 1 MiB reach the "
+        "MCP SDK's client, but no progress or questions while a call runs",
     )
     http.add_argument(
         "--auth-token-file",
@@ -216,6 +223,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         port=args.port,
         path=args.path,
         stateless=args.stateless,
+        json_response=args.json_response,
         session_idle_timeout=args.session_idle_timeout or None,
         header_timeout=args.header_timeout or None,
         body_timeout=args.body_timeout or None,

@@ -90,6 +90,12 @@ class HttpOptions:
     path: str = "/mcp"
     stateless: bool = False
     """The SDK's stateless HTTP mode: no sessions, so any replica can answer any request."""
+    json_response: bool = False
+    """Answer each request POST with one JSON body instead of an SSE stream.
+
+    The MCP Python SDK's client reads one SSE event of at most 1 MiB, so a larger result sent as
+    an event never reaches it; a JSON body has no such cap. A JSON answer cannot carry progress,
+    log messages or questions to the client while the call runs."""
     session_idle_timeout: float | None = 300.0
     """Seconds after which an idle handshake-era session is forgotten (None: never; unused when stateless).
 
@@ -315,6 +321,7 @@ def http_app(
     manager = StreamableHTTPSessionManager(
         app=server.server,
         stateless=options.stateless,
+        json_response=options.json_response,
         security_settings=_security(options.host),
         session_idle_timeout=None if options.stateless else options.session_idle_timeout,
     )

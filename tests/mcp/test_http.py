@@ -327,3 +327,25 @@ async def test_expired_handshake_sessions_are_let_go_without_a_tool_change(
         await until(lambda: handshake_sessions(served) == 20)
         await until(lambda: sum(" idle timeout" in line for line in served.lines) == 20)
         await until(lambda: handshake_sessions(served) == 0)
+
+
+# -- results over the SDK client's 1 MiB event cap ---------------------------------------------------
+
+
+async def test_json_response_carries_a_result_over_the_sse_event_cap(
+    served_dir: Path, tmp_path: Path
+) -> None:
+    big = "x" * (2 * 1024 * 1024)
+    with serve_http(served_dir, tmp_path, wait_ready=True) as served:
+        async with Client(served.url, mode="legacy") as client:
+            # The SDK client reads one server-sent event of at most 1 MiB: the default stream fails.
+            with pytest.raises(Exception, match="SSE stream ended without a response"):
+                await client.call_tool("echo", {"text": big})
+        async with Client(served.url) as client:  # the newer revision answers in one body already
+            result = await client.call_tool("echo", {"text": big})
+            assert result.content == [types.TextContent(type="text", text=big)]
+    with serve_http(served_dir, tmp_path, "--json-response", wait_ready=True) as served:
+        async with Client(served.url, mode="legacy") as client:
+            result = await client.call_tool("echo", {"text": big})
+            assert not result.is_error
+            assert result.content == [types.TextContent(type="text", text=big)]
