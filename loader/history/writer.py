@@ -165,17 +165,13 @@ class HistoryWriter:
             self.threads.watch(self._thread)
             self._thread.start()
 
-    def _drop(self, root: Path) -> None:
+    def _drop(self, root: Path, why: str = "tool history is behind (database busy?)") -> None:
         """Count a dropped item (under ``_cond``); warn once per run of drops."""
         self.dropped += 1
         drops = self._drops.get(root)
         if drops is None:
             self._drops[root] = _Drops(1, time.time())
-            logger.warning(
-                "folder=<%s>, queued=<%d> | tool history is behind (database busy?); dropping versions",
-                root,
-                len(self._queue),
-            )
+            logger.warning("folder=<%s>, queued=<%d> | %s; dropping versions", root, len(self._queue), why)
         else:
             drops.count += 1
 
@@ -206,9 +202,9 @@ class HistoryWriter:
             except HistoryError as exc:
                 logger.warning("folder=<%s> | tool history off: %s", item.root, exc)
                 store = None
-            if store is None:
+            if store is None:  # off for this folder, said once when it went off
                 with self._cond:
-                    self._drop(item.root)
+                    self.dropped += 1
                 return
             try:
                 _apply(store, item)
@@ -217,6 +213,12 @@ class HistoryWriter:
                     resets += 1
                     self._reset(item.root, store, exc)
                     continue
+                if _is_unwritable(exc):
+                    # A full disk or a failing device: the versions until it takes writes again
+                    # are dropped, counted and noted then, as when the queue overflows.
+                    with self._cond:
+                        self._drop(item.root, f"tool history cannot be written ({exc})")
+                    return
                 if not _is_busy(exc):
                     raise
                 if self._closing:  # no more waiting: the process is on its way out
@@ -270,6 +272,15 @@ def _apply(store: HistoryStore, item: Record | Removal) -> None:
             )
     else:
         store.mark_removed(item.tool, at=item.at)
+
+
+def _is_unwritable(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says the database cannot take writes now (full disk, I/O error, read-only)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY)
+    text = str(exc).lower()
+    return "disk is full" in text or "disk i/o error" in text or "readonly database" in text
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

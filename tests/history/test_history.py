@@ -510,3 +510,74 @@ def test_a_corrupt_database_is_set_aside_and_a_fresh_one_started(
     resets = [event for event in store.events() if event.kind is HistoryEventKind.RESET]
     assert [event.set_aside for event in resets] == [set_aside[0]]
     recorder.close()
+
+
+# A full disk, as the history's writer meets it: files may not grow past one page (RLIMIT_FSIZE,
+# with SIGXFSZ ignored, turns each such write into EFBIG, which SQLite reports as a full disk).
+_FULL_DISK = """
+import json, logging, resource, signal, sys, time
+from pathlib import Path
+from loader import ToolLoader
+from loader.history.recorder import HistoryRecorder
+from loader.history.store import HistoryEventKind
+
+folder, state = Path(sys.argv[1]), Path(sys.argv[2])
+SOURCE = 'from loader import tool\\n@tool\\ndef calc() -> str:\\n    "Calc."\\n    return "{}"\\n'
+logged = []
+handler = logging.Handler()
+handler.emit = lambda record: logged.append((record.levelno, record.getMessage()))
+logging.getLogger("loader.history").addHandler(handler)
+path = folder / "calc.py"
+
+def save(version):
+    path.write_text(SOURCE.format(version))
+    deadline = time.monotonic() + 30
+    while loader.registry.invoke("calc", {})["content"][0].get("text") != version:
+        assert time.monotonic() < deadline, f"{version} never went live"
+        time.sleep(0.01)
+
+path.write_text(SOURCE.format("v0"))
+recorder = HistoryRecorder(state)
+with ToolLoader([folder], plugins=[recorder]) as loader:
+    assert recorder.flush(30)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+    for version in ("v1", "v2", "v3"):
+        save(version)
+        assert recorder.flush(30)
+    full_drops = recorder.dropped
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    save("v4")
+    assert recorder.flush(30)
+    store = recorder.store_for(path)
+    noted = sum(e.count for e in store.events() if e.kind is HistoryEventKind.DROPPED)
+    kept = [v.content.decode().rsplit('return "', 1)[1][:2] for v in store.versions("calc")]
+    recorder.close()
+print(json.dumps({
+    "full_drops": full_drops,
+    "noted": noted,
+    "kept": kept,
+    "said": [m for level, m in logged if "cannot be written" in m],
+    "errors": [m for level, m in logged if level >= logging.ERROR],
+}))
+"""
+
+
+def test_a_full_disk_drops_history_counts_and_notes_it_and_never_the_reload(
+    tools_dir: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, str(tools_dir), str(tmp_path / "state")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cli_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    # Every save went live (the script waits for each); the versions saved while the disk was
+    # full were dropped, said once without a traceback, and noted once it took writes again.
+    assert seen["full_drops"] == 3 and seen["noted"] == 3, seen
+    assert seen["kept"] == ["v4", "v0"], seen
+    assert len(seen["said"]) == 1, seen  # "database or disk is full", or "disk I/O error" for EFBIG
+    assert seen["errors"] == [], seen
