@@ -175,12 +175,19 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     names = loader.registry.names()
     message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
     failed = report.failed
-    if len(failed) == 1 and failed[0].error is not None:
-        # One failed file is most likely where the tool lives: say why it failed (a rejected
-        # example under --gate, a syntax error) rather than send the user to another command.
-        error = failed[0].error
+    # The tool most likely lives in the failed file named like it, or in the only failed file:
+    # say why that one failed (a rejected example under --gate, a syntax error) rather than send
+    # the user to another command.
+    key = name.replace("-", "_").lower()
+    named = [s for s in failed if s.path.stem.replace("-", "_").lower() == key]
+    likely = named[0] if named else failed[0] if len(failed) == 1 else None
+    if likely is not None and likely.error is not None:
+        error = likely.error
         reason = error.message.strip().splitlines()[0] if error.message.strip() else ""
-        message += f" ({display_path(failed[0].path)} did not load: {error.exc_type}: {reason})"
+        message += f" ({display_path(likely.path)} did not load: {error.exc_type}: {reason}"
+        if len(failed) > 1:
+            message += f"; {plural(len(failed) - 1, 'other file')} did not load either"
+        message += ")"
     elif failed:
         where = ", ".join(display_path(s.path) for s in failed)
         message += (
