@@ -171,7 +171,7 @@ class CallRouter:
         deadline: float | None,
     ) -> tuple[ToolResult, tuple[str, str] | None]:
         """The call's result, and the tool's exception (type name, text) if it raised through."""
-        self._collect_prepared(worker, deadline)
+        worker.collect_prepared(deadline)
         known = worker.known
         epoch = self._ledger.epoch
         sync, dropped = self._ledger.updates(known, worker.synced)
@@ -247,18 +247,6 @@ class CallRouter:
             healthy = False
         finally:
             self.pool.release(worker, healthy=healthy)
-
-    @staticmethod
-    def _collect_prepared(worker: WorkerProcess, deadline: float | None) -> None:
-        """Read the answers to prepare requests sent to this worker earlier."""
-        while worker.prepared:
-            serial, versions = worker.prepared.pop(0)
-            answer = worker.receive(deadline)
-            if answer.get("ok"):
-                worker.known.update(versions)
-                worker.built.add(serial)
-            else:
-                worker.known.clear()
 
     def cleanup(self, tool_name: str, serial: int) -> None:
         """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""

@@ -11,6 +11,7 @@ Workers come from the warm pool, so a second import worker is already started.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Final
 
 from .errors import WorkerError
@@ -21,6 +22,9 @@ __all__ = ["ImportWorkers"]
 
 _IDLE_KEPT: Final = 2
 """Idle import workers kept: the usual one, and the one that took over while another hung."""
+
+_SETTLE_TIMEOUT: Final = 30.0
+"""How long a worker taken from the pool may take to answer the prepare requests it still owes."""
 
 
 class ImportWorkers:
@@ -52,7 +56,7 @@ class ImportWorkers:
                     break
                 self._cond.wait()
         try:
-            worker = self._pool.acquire(None, role_limit=False)
+            worker = self._from_pool()
         finally:
             with self._cond:
                 self._starting -= 1
@@ -63,6 +67,19 @@ class ImportWorkers:
                 raise WorkerError("the import workers are closed")
             self._busy.add(worker)
         return worker
+
+    def _from_pool(self) -> WorkerProcess:
+        """A pool worker with no answer outstanding: an idle call worker may still owe the answer
+        to a prepare request, which an import request would otherwise read as its own."""
+        while True:
+            worker = self._pool.acquire(None, role_limit=False)
+            try:
+                worker.collect_prepared(time.monotonic() + _SETTLE_TIMEOUT)
+            except WorkerError:
+                worker.kill()
+                self._pool.warm()
+                continue
+            return worker
 
     def release(self, worker: WorkerProcess, *, healthy: bool) -> None:
         """Take a worker back: kept idle when healthy (up to a few), else stopped and the pool topped up."""

@@ -185,6 +185,7 @@ class WorkerPool:
                     worker.pending.append(message)
         for worker in idle:
             try:
+                worker.collect_prepared(time.monotonic() + 10.0)
                 worker.request(message, 10.0)
                 healthy = True
             except WorkerError:

@@ -179,6 +179,18 @@ class WorkerProcess:
         self.send(message)
         return self.receive(None if timeout is None else time.monotonic() + timeout)
 
+    def collect_prepared(self, deadline: float | None) -> None:
+        """Read the answers to prepare requests sent earlier without waiting, so that the next
+        request's answer is its own (whoever takes the worker next must do this first)."""
+        while self.prepared:
+            serial, versions = self.prepared.pop(0)
+            answer = self.receive(deadline)
+            if answer.get("ok"):
+                self.known.update(versions)
+                self.built.add(serial)
+            else:
+                self.known.clear()
+
     def send(self, message: dict[str, Any]) -> None:
         try:
             self.channel.send(message)

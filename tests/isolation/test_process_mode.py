@@ -387,3 +387,49 @@ def test_a_stuck_call_is_stopped_with_the_processes_it_started(
             return True
 
     eventually(child_gone, message="the tool's own child process was stopped with its worker")
+
+
+def test_a_worker_that_still_owes_a_prepare_answer_is_settled_before_anyone_else_uses_it(
+    tools_dir: Path,
+) -> None:
+    """A prepare request is sent without waiting; an import or a cleanup that takes the worker next
+    must read that answer first, or every later answer on the pipe is one request late (an import
+    failed with another file's error, and its tools vanished)."""
+    from loader.isolation.importers import ImportWorkers
+    from loader.isolation.options import worker_environment
+    from loader.isolation.pool import WorkerPool
+    from loader.isolation.process import WorkerProcess
+
+    settings = {
+        "tag": "ptest",
+        "roots": [str(tools_dir)],
+        "builtin_plugins": True,
+        "entry_point_plugins": False,
+        "max_memory_mb": None,
+        "max_result_bytes": None,
+    }
+    pool = WorkerPool(
+        lambda: WorkerProcess(settings, worker_environment(()), tools_dir.parent),
+        max_in_use=2,
+        spares=1,
+        start_timeout=30,
+    )
+
+    def owing() -> WorkerProcess:
+        """An idle pool worker that owes the answer to a prepare that fails (an unknown version)."""
+        worker = pool.acquire(30)
+        worker.send({"op": "prepare", "build": [], "serial": 424242})
+        worker.prepared.append((424242, {}))
+        pool.release(worker, healthy=True)
+        return worker
+
+    try:
+        first = owing()
+        pool.tell(lambda w: w is first, {"op": "ping"})
+        assert first.prepared == []
+        second = owing()
+        taken = ImportWorkers(pool, 1).acquire()
+        assert taken is second and taken.prepared == []
+        assert taken.request({"op": "ping"}, 30) == {"ok": True}
+    finally:
+        pool.close()
