@@ -230,21 +230,7 @@ class CallRunner:
         timeout = self.limits.timeout
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        if tool.is_async:
-            source: AsyncGenerator[tuple[str, Any], None] = _events_on_loop(
-                tool, tool_use, invocation_state, trace
-            )
-            future: Future[None] | None = None
-            lane: CallLane | None = None
-        else:
-            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-            lane = self._lanes.lane_for(tool, safe_name(tool))
-            context = contextvars.copy_context() if trace is None else trace.context()
-            future = lane.submit(
-                functools.partial(context.run, _pump_on_thread, tool, tool_use, invocation_state, loop, queue)
-            )
-            future.add_done_callback(lambda _: release())
-            source = _drain(queue)
+        source, lane, future = self._event_source(tool, tool_use, invocation_state, release, trace)
         settled = False  # the stream ended on its own (its thread needs no stop)
         try:
             while True:
@@ -277,6 +263,28 @@ class CallRunner:
             await source.aclose()
             if future is None:
                 release()
+
+    def _event_source(
+        self,
+        tool: AgentTool,
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any],
+        release: Callable[[], None],
+        trace: tracing.CallTrace | None,
+    ) -> tuple[AsyncGenerator[tuple[str, Any], None], CallLane | None, Future[None] | None]:
+        """The call's events: an async tool's on this loop; a sync tool's pumped from its lane thread
+        (with the lane and the thread's future, which releases the call's slot when it ends)."""
+        if tool.is_async:
+            return _events_on_loop(tool, tool_use, invocation_state, trace), None, None
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        lane = self._lanes.lane_for(tool, safe_name(tool))
+        context = contextvars.copy_context() if trace is None else trace.context()
+        future = lane.submit(
+            functools.partial(context.run, _pump_on_thread, tool, tool_use, invocation_state, loop, queue)
+        )
+        future.add_done_callback(lambda _: release())
+        return _drain(queue), lane, future
 
     async def _on_loop(self, tool: AgentTool, call: ToolCall, timeout: float | None) -> ToolResult:
         try:

@@ -196,17 +196,7 @@ class CallRouter:
         if offer is not None:
             message[REQUEST] = offer
         worker.send(message)
-        cancelled = cancel.is_set if cancel is not None else None
-        while True:
-            message = worker.receive(deadline, cancelled, self._wire_limit)
-            if "event" in message:
-                if on_event is not None:
-                    on_event(decode_value(message["event"]))
-                continue
-            if REQUEST in message:  # the tool's context call (see context_relay)
-                worker.send(answer_request(invocation_state, message[REQUEST]))
-                continue
-            break
+        message = self._answer(worker, deadline, cancel, on_event, invocation_state)
         result = decode_value(message.get("result"))
         if message.get("prepared", True):
             for version in (*sync, *recipe):
@@ -228,6 +218,27 @@ class CallRouter:
         if isinstance(raised, list) and len(raised) == 2:
             return result, (str(raised[0]), str(raised[1]))
         return result, None
+
+    def _answer(
+        self,
+        worker: WorkerProcess,
+        deadline: float | None,
+        cancel: threading.Event | None,
+        on_event: Callable[[Any], None] | None,
+        invocation_state: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The call's final message; stream events and context requests on the way are handled."""
+        cancelled = cancel.is_set if cancel is not None else None
+        while True:
+            message = worker.receive(deadline, cancelled, self._wire_limit)
+            if "event" in message:
+                if on_event is not None:
+                    on_event(decode_value(message["event"]))
+                continue
+            if REQUEST in message:  # the tool's context call (see context_relay)
+                worker.send(answer_request(invocation_state, message[REQUEST]))
+                continue
+            return message
 
     def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
         """Have an idle worker build a new version now, so its first call does not pay for the import.
