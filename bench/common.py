@@ -44,6 +44,7 @@ __all__ = [
     "SYSTEM_LABELS",
     "BenchResult",
     "FastMCPSystem",
+    "FloorSystem",
     "Options",
     "OursSystem",
     "StrandsSystem",
@@ -52,6 +53,7 @@ __all__ = [
     "Target",
     "aper_call",
     "available",
+    "background_load",
     "child_main",
     "environment",
     "fmt_ms",
@@ -79,7 +81,7 @@ logger = logging.getLogger(__name__)
 PEERS = ("strands", "fastmcp")
 """Peer systems, by key."""
 
-SYSTEM_LABELS = {"ours": "ours", "strands": "Strands", "fastmcp": "FastMCP"}
+SYSTEM_LABELS = {"ours": "ours", "strands": "Strands", "fastmcp": "FastMCP", "floor": "floor"}
 
 _PEER_MODULES = {
     "strands": ("strands", "strands.tools.watcher"),
@@ -530,6 +532,26 @@ def tool_source(dialect: str, tools: Mapping[str, str], *, header: str = "", pro
     return "\n".join(lines) + "\n"
 
 
+@contextlib.contextmanager
+def background_load(processes: int | None = None) -> Iterator[int]:
+    """Keep every core busy with spinning processes (another job on the same machine) while inside.
+
+    Yields how many were started. They run at the bench's own priority, so every
+    thread of the systems under test competes with them for the CPU, as on a shared
+    build machine.
+    """
+    count = processes if processes is not None else os.cpu_count() or 1
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.2)  # let them take their cores before anything is measured
+        yield count
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
 def save_in_place(path: Path, text: str) -> None:
     """Open with truncation, write, close (most editors, ``Path.write_text``)."""
     path.write_text(text)
@@ -750,12 +772,92 @@ class FastMCPSystem(System):
             self._folder = None
 
 
+class FloorSystem(System):
+    """The floor of a watched reload: a minimal watchdog observer that compiles and executes a saved file.
+
+    No loader around it: on a completed write or a rename onto a ``.py`` file, watchdog's
+    dispatch thread reads the file, compiles it, executes it in a fresh namespace and keeps
+    its ``@tool`` objects by name; a call is a dictionary lookup and a direct call. It has
+    no containment (a hanging file stops every later save), no state machine, no registry,
+    no helpers, no moves or deletes: what any watched reload pays at least, on the same
+    observer threads.
+    """
+
+    key = "floor"
+    dialect = "ours"
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Any] = {}
+        self._observer: Any = None
+        self._executions = 0
+
+    def _load(self, path: str) -> None:
+        if not path.endswith(".py"):
+            return
+        from loader.types import AgentTool
+
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+            namespace: dict[str, Any] = {"__name__": f"floor_{os.path.basename(path)[:-3]}", "__file__": path}
+            exec(compile(source, path, "exec", dont_inherit=True), namespace)
+        except Exception:
+            return
+        self._executions += 1
+        self.tools.update({v.tool_name: v for v in namespace.values() if isinstance(v, AgentTool)})
+
+    def start(self, folder: Path) -> None:
+        from watchdog.events import FileClosedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        floor = self
+
+        class Handler(FileSystemEventHandler):
+            def on_closed(self, event: FileSystemEvent) -> None:
+                floor._load(str(event.src_path))
+
+            def on_moved(self, event: FileSystemEvent) -> None:
+                floor._load(str(event.dest_path))
+
+        for path in sorted(folder.glob("*.py")):
+            self._load(str(path))
+        self._executions = 0
+        observer = Observer()
+        observer.daemon = True
+        observer.schedule(Handler(), str(folder), event_filter=[FileClosedEvent, FileMovedEvent])
+        observer.start()
+        self._observer = observer
+
+    def call(self, name: str) -> str | None:
+        tool = self.tools.get(name)
+        if tool is None:
+            return None
+        try:
+            return str(tool())
+        except Exception:
+            return None
+
+    def names(self) -> set[str]:
+        return set(self.tools)
+
+    def executions(self) -> int:
+        return self._executions
+
+    def close(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(5)
+            self._observer = None
+
+
 def make_system(key: str) -> System:
-    """A fresh system by key (``ours``, ``strands``, ``fastmcp``)."""
+    """A fresh system by key (``ours``, ``strands``, ``fastmcp``, ``floor``)."""
     if key == "ours":
         return OursSystem()
     if key == "strands":
         return StrandsSystem()
     if key == "fastmcp":
         return FastMCPSystem()
-    raise ValueError(f"unknown system {key!r}; expected ours, strands or fastmcp")
+    if key == "floor":
+        return FloorSystem()
+    raise ValueError(f"unknown system {key!r}; expected ours, strands, fastmcp or floor")

@@ -9,11 +9,22 @@ the same folder:
   call returns the new text (polling with ``time.sleep(0)``);
 * crash recovery (process mode only): from the start of a call that kills its
   worker (``os._exit``) until a call of another tool succeeds again.
+
+The floor of a warm call in process mode is a bare round trip over the same kind
+of pipe: a child process started as the workers are (``python -I``, its stdin
+and stdout as ``multiprocessing.connection.Connection`` ends) reads one JSON
+request, adds two ints and writes one JSON answer; nothing else (no ledger, no
+lanes, no deadline, no result shaping). Process mode is held to a ratio of it.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +34,7 @@ from .common import (
     Table,
     Target,
     fmt_ms,
+    fmt_ratio,
     fmt_us,
     per_call,
     save_in_place,
@@ -33,6 +45,8 @@ from .common import (
 
 NAME = "isolation"
 CALL_LIMIT = 300e-6
+PIPE_FACTOR = 2.0
+"""Process mode's warm call at most this many times the bare pipe round trip (same run)."""
 SAVE_LIMIT = 0.010
 RECOVERY_LIMIT = 1.0
 SAVE_TIMEOUT = 2.0
@@ -57,6 +71,47 @@ def crash() -> str:
     """Kill this worker process."""
     os._exit(3)
 '''
+
+
+_ECHO = """
+import json, sys
+from multiprocessing.connection import Connection
+reader, writer = Connection(0, writable=False), Connection(1, readable=False)
+while True:
+    try:
+        request = json.loads(reader.recv_bytes())
+    except EOFError:
+        break
+    values = request["input"]
+    answer = {"id": request["id"], "status": "success", "content": [{"text": str(values["a"] + values["b"])}]}
+    writer.send_bytes(json.dumps(answer, separators=(",", ":")).encode())
+"""
+
+
+def _pipe_floor(batches: int) -> list[float]:
+    """Per round trip: one JSON request to a child process over a pipe and its JSON answer."""
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-c", _ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert child.stdin is not None and child.stdout is not None
+    reader = Connection(os.dup(child.stdout.fileno()), writable=False)
+    writer = Connection(os.dup(child.stdin.fileno()), readable=False)
+    child.stdin.close()
+    child.stdout.close()
+    counter = iter(range(1 << 62))
+
+    def round_trip() -> object:
+        request = {"id": next(counter), "tool": "add", "input": {"a": 1, "b": 2}}
+        writer.send_bytes(json.dumps(request, separators=(",", ":")).encode())
+        return json.loads(reader.recv_bytes())
+
+    try:
+        round_trip()
+        return per_call(round_trip, batches)
+    finally:
+        writer.close()
+        reader.close()
+        child.wait(10)
 
 
 def _saved(version: str) -> str:
@@ -150,7 +205,15 @@ def run(options: Options) -> BenchResult:
     batches = options.count(30, 5)
     result = BenchResult(NAME)
     data = {mode: _measure(mode, reps, batches) for mode in ("thread", "process")}
-    result.raw = {"reps": reps, "batches": batches, "folder_files": FOLDER_FILES, "modes": data}
+    pipe = _pipe_floor(batches)
+    result.raw = {
+        "reps": reps,
+        "batches": batches,
+        "folder_files": FOLDER_FILES,
+        "modes": data,
+        "pipe_round_trip_s": pipe,
+        "pipe_round_trip": summarize(pipe),
+    }
     table = Table(
         "8. process isolation vs thread mode",
         ["figure", "thread p50", "process p50", "process p90", "process max"],
@@ -158,7 +221,8 @@ def run(options: Options) -> BenchResult:
             f"warm call: ToolRegistry.invoke of add(a, b), per call, median of {batches} batches of ~20 ms; "
             f"save to callable: {reps} in-place saves in a folder of {FOLDER_FILES} files, until a call "
             "returns the new text; crash recovery: from the start of a call that runs os._exit until a "
-            "call of another tool succeeds."
+            "call of another tool succeeds. pipe floor: a bare JSON request and answer between this "
+            "process and a child over a pipe, per round trip (same batches)."
         ),
     )
     thread, process = data["thread"], data["process"]
@@ -169,6 +233,16 @@ def run(options: Options) -> BenchResult:
             fmt_us(process["call"]["p50"]),
             fmt_us(process["call"]["p90"]),
             fmt_us(process["call"]["max"]),
+        ]
+    )
+    floor = summarize(pipe)
+    table.rows.append(
+        [
+            "pipe floor: bare JSON round trip (µs)",
+            "-",
+            fmt_us(floor["p50"]),
+            fmt_us(floor["p90"]),
+            fmt_us(floor["max"]),
         ]
     )
     table.rows.append(
@@ -196,6 +270,14 @@ def run(options: Options) -> BenchResult:
             "process mode: warm call p50 <= 300 µs",
             fmt_us(call_p50) + " µs",
             call_p50 is not None and call_p50 <= CALL_LIMIT,
+        )
+    )
+    pipe_p50 = floor["p50"]
+    result.targets.append(
+        Target(
+            f"process mode: warm call p50 <= {PIPE_FACTOR:g}x a bare pipe round trip (same run)",
+            f"{fmt_us(call_p50)} vs {fmt_us(pipe_p50)} µs ({fmt_ratio(call_p50, pipe_p50)})",
+            None if call_p50 is None or pipe_p50 is None else call_p50 <= PIPE_FACTOR * pipe_p50,
         )
     )
     save_p50 = process["save"]["p50"]

@@ -39,6 +39,13 @@ CHARTS = (
 )
 
 
+_ABSOLUTE_NOTE = (
+    "Ratios compare systems measured in the same run, alternating, and reproduce on other "
+    "machines; absolute times are this machine's at the commit above, and another machine "
+    "(or this one under other load) gives other absolute times."
+)
+
+
 def newest_results(directory: Path = RESULTS) -> Path | None:
     """The newest full run's JSON (names sort by their UTC time stamp); quick and partial runs never count."""
     full = sorted(p for p in directory.glob("bench-*.json") if not p.stem.endswith(("-quick", "-partial")))
@@ -87,8 +94,13 @@ def _header(data: dict[str, Any], name: str) -> str:
 
 
 def render(data: dict[str, Any], name: str) -> str:
-    """The block's markdown (markers excluded) for one results file."""
-    lines = [_header(data, name), ""]
+    """The block's markdown (markers excluded) for one results file.
+
+    Each benchmark leads with its targets, which hold ours to a peer or a floor
+    measured in the same run: those ratios reproduce on other machines. The tables
+    of absolute times follow, labelled as this machine's.
+    """
+    lines = [_header(data, name), "", _ABSOLUTE_NOTE, ""]
     for chart, alt in CHARTS:
         lines.append(f"![{alt}]({CHART_PREFIX}{chart})")
     lines.append("")
@@ -96,18 +108,18 @@ def render(data: dict[str, Any], name: str) -> str:
         if "error" in result and "tables" not in result:
             lines += [f"**{bench}**: failed in this run.", ""]
             continue
-        for table in result.get("tables", []):
-            lines += [f"**{_cell(table['title'])}**", ""]
-            lines += _table(table["columns"], table["rows"])
-            if table.get("note"):
-                lines += ["", f"<sub>{_cell(table['note'])}</sub>"]
-            lines.append("")
         targets = result.get("targets", [])
         if targets:
             verdict = {True: "met", False: "**missed**", None: "n/a"}
             rows = [[t["target"], t["figure"], verdict[t["passed"]]] for t in targets]
-            lines += [f"*{bench} targets*", ""]
+            lines += [f"*{bench} targets (ratios in the same run)*", ""]
             lines += _table(["target", "ours", "result"], rows)
+            lines.append("")
+        for table in result.get("tables", []):
+            lines += [f"**{_cell(table['title'])}**, this machine", ""]
+            lines += _table(table["columns"], table["rows"])
+            if table.get("note"):
+                lines += ["", f"<sub>{_cell(table['note'])}</sub>"]
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
