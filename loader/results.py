@@ -62,6 +62,9 @@ def exception_result(tool_use_id: str, exc: BaseException) -> ToolResult:
     return error_result(tool_use_id, f"Error: {type(exc).__name__} - {exc}")
 
 
+_SMALL_INT = 10**20
+
+
 def result_size(result: Mapping[str, Any], limit: int) -> int | None:
     """The result's size in bytes when it may exceed ``limit``, else None (no need to measure it).
 
@@ -98,7 +101,12 @@ def _block_size(block: Mapping[str, Any], *, exact: bool = False) -> tuple[int, 
         return 4 * len(text), False
     if "json" in block:
         value = block["json"]
-        if value is None or type(value) in (int, float, bool):
+        of = type(value)
+        if value is None or of in (int, float, bool):
+            # Scalars, the commonest json results, are bounded without encoding them: a finite
+            # double's shortest form, or a small int's digits, fits in 24 characters.
+            if not exact and (of is not int or -_SMALL_INT < value < _SMALL_INT):
+                return 24, False
             return len(json.dumps(value)), True
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()), True
     for kind in ("image", "document"):

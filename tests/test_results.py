@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from pydantic import BaseModel
 
-from loader.results import error_result, is_tool_result_like, to_tool_result
+from loader.results import error_result, is_tool_result_like, result_size, to_tool_result
 
 
 class Point(BaseModel):
@@ -90,3 +91,23 @@ def test_subclasses_of_plain_types_take_the_general_path() -> None:
 
     assert to_tool_result(Label("x"), "i")["content"] == [{"text": "x"}]
     assert to_tool_result(Flag(1), "i")["content"] == [{"json": 1}]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (12345, "12345"),
+        (-7, "-7"),
+        (1.5, "1.5"),
+        (1e300, "1e+300"),
+        (True, "true"),
+        (None, "null"),
+        (10**30, "1" + "0" * 30),
+    ],
+)
+def test_a_scalar_json_result_is_measured_exactly_once_it_may_exceed_the_limit(
+    value: object, text: str
+) -> None:
+    result = {"toolUseId": "t", "status": "success", "content": [{"json": value}]}
+    assert result_size(result, len(text) - 1) == len(text)
+    assert result_size(result, len(text)) is None
