@@ -62,6 +62,7 @@ def restrict(policy: dict[str, Any], abi: int) -> dict[str, bool]:
     handled_net = AccessNet.BIND_TCP | AccessNet.CONNECT_TCP if network else AccessNet.NONE
     scoped = (Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL) & scope_for_abi(abi)
     with Ruleset(handled_fs=handled, handled_net=handled_net, scoped=scoped) as ruleset:
+        _rules(ruleset, policy.get("list", ()), AccessFS.READ_DIR, AccessFS.NONE)
         _rules(ruleset, policy["read"], read_dir, read_file)
         _rules(ruleset, policy["write"], handled, file_rights & handled)
         _rules(ruleset, policy["devices"], AccessFS.NONE, file_rights & ~AccessFS.EXECUTE & handled)

@@ -60,14 +60,60 @@ class SandboxPathError(ValueError):
     """An extra sandbox path that does not exist (named, with the option it came from)."""
 
 
-def _python_paths() -> list[str]:
-    """The interpreter's prefixes and every absolute ``sys.path`` folder (relative ones, such as
-    ``''``, point at the working directory, which a tool gets no access to)."""
+def _prefixes() -> list[str]:
+    """The interpreter's own folders: the standard library, a venv's site-packages, readable whole."""
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
-    found += [entry for entry in sys.path if os.path.isabs(entry)]
-    found.append(str(Path(__file__).resolve().parents[3]))  # holds ``loader``: editable installs
     found.append(os.path.dirname(os.path.realpath(sys.executable)))
     return found
+
+
+def _is_library(entry: str, prefixes: list[str]) -> bool:
+    """A ``sys.path`` folder holding installed code only (inside a prefix, or a site-packages)."""
+    name = os.path.basename(entry.rstrip("/"))
+    inside = any(entry == p or entry.startswith(p.rstrip("/") + "/") for p in prefixes)
+    return inside or name in ("site-packages", "dist-packages")
+
+
+_CODE_SUFFIXES: Final = (".py", ".pyc", ".so", ".pth", ".dist-info", ".egg-info", ".egg-link")
+
+
+def _importable(folder: str) -> list[str]:
+    """What can be imported from a folder that holds other things too: its packages and modules."""
+    found = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            package = entry.is_dir() and os.path.exists(os.path.join(entry.path, "__init__.py"))
+        except OSError:  # a link this user may not follow
+            continue
+        if package or entry.name.endswith(_CODE_SUFFIXES):
+            found.append(entry.path)
+    return found
+
+
+def _python_paths() -> tuple[list[str], list[str]]:
+    """(folders readable whole, folders that may only be listed) for Python's imports.
+
+    A ``sys.path`` folder outside the interpreter's prefixes (the current folder under
+    ``python -m``, ``PYTHONPATH``, an editable install's source) may hold anything, a
+    home folder's secrets included: its names stay listable (the import system lists
+    it) but only its packages and modules are readable. Relative entries (``''``) are
+    left out: they point at the working directory.
+    """
+    prefixes = _prefixes()
+    here = str(Path(__file__).resolve().parents[3])  # holds ``loader``: an editable install's source
+    whole = list(prefixes)
+    listed = []
+    for entry in [*(e for e in sys.path if os.path.isabs(e)), here]:
+        if _is_library(entry, prefixes):
+            whole.append(entry)
+        elif os.path.isdir(entry):
+            listed.append(entry)
+            whole += _importable(entry)
+    return whole, listed
 
 
 def _existing(paths: Sequence[str | Path]) -> list[str]:
@@ -87,12 +133,14 @@ def _checked(paths: Sequence[Path], option: str) -> list[str]:
 
 def worker_policy(roots: Sequence[Path], options: SandboxOptions, scratch: Path) -> dict[str, Any]:
     """The plain lists a worker applies (JSON, so it crosses to the worker in its settings)."""
-    read = _existing([*(str(r) for r in roots), *_python_paths(), *SYSTEM_READ])
+    whole, listed = _python_paths()
+    read = _existing([*(str(r) for r in roots), *whole, *SYSTEM_READ])
     read += _checked(options.allow_read, "sandbox_allow_read (--sandbox-allow-read)")
     write = [str(scratch), *_checked(options.allow_write, "sandbox_allow_write (--sandbox-allow-write)")]
     return {
         "read": read,
         "write": write,
+        "list": _existing(listed),
         "devices": _existing(_READ_WRITE_DEVICES),
         "connect": sorted({e.port for e in options.allow_connect}),
         "network": options.allow_network,
