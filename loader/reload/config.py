@@ -53,6 +53,10 @@ class LoaderConfig:
         sandbox_allow_network: Sandbox mode: leave the network open to tools.
         sandbox_best_effort: Sandbox mode: start even where the kernel cannot enforce a
             layer (a warning names the layers that are off) instead of refusing to start.
+        sandbox_call_cpu_seconds: Sandbox mode: CPU seconds one call may use (default 60;
+            None: no limit); a call past it loses its worker and gets an error result.
+        sandbox_max_file_mb: Sandbox mode: the largest file a tool may write, in MB (default
+            1024; None: no limit); a larger write fails with ``EFBIG``.
         call_timeout: Seconds before a call is answered with a timeout error (None or 0: no limit).
         max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
         max_result_bytes: The largest result a call hands on (default 32 MiB; None or 0: no
@@ -87,6 +91,8 @@ class LoaderConfig:
     sandbox_allow_connect: tuple[str, ...] = ()
     sandbox_allow_network: bool = False
     sandbox_best_effort: bool = False
+    sandbox_call_cpu_seconds: float | None = 60.0
+    sandbox_max_file_mb: int | None = 1024
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     max_concurrent_calls_per_tool: int = 8
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES

@@ -491,6 +491,8 @@ def sandbox_options(config: LoaderConfig) -> SandboxOptions:
         allow_connect=tuple(parse_endpoint(e) for e in config.sandbox_allow_connect),
         allow_network=config.sandbox_allow_network,
         best_effort=config.sandbox_best_effort,
+        max_file_mb=config.sandbox_max_file_mb,
+        max_cpu_seconds=config.sandbox_call_cpu_seconds,
     )
 
 
