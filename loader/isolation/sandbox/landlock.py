@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final
 
+from ...distribution import install_command
+
 __all__ = ["NEEDED_ABI", "abi_version", "restrict"]
 
 NEEDED_ABI: Final = {"filesystem": 1, "network": 4, "scopes": 6}
@@ -26,7 +28,7 @@ def abi_version() -> tuple[int, str]:
     try:
         import landlockpy
     except ImportError as exc:
-        return 0, f"the landlockpy package is not installed ({exc}): pip install 'tool-loader[sandbox]'"
+        return 0, f"the landlockpy package is not installed ({exc}): {install_command('sandbox')}"
     try:
         version = landlockpy.abi_version()
     except OSError as exc:
@@ -48,10 +50,12 @@ def _rules(ruleset: Any, paths: Iterable[str], directory: int, file: int) -> Non
 def restrict(policy: dict[str, Any], abi: int) -> dict[str, bool]:
     """Confine this process (and what it starts) to ``policy``; which layers are now on.
 
-    Called on the worker's only thread, before any tool code runs: a ruleset
-    binds the calling thread and its future children.
+    Called on the worker's main thread before any tool code runs. Before ABI 8
+    a ruleset binds only the calling thread and the threads and processes it
+    starts later, so a thread started earlier (by a ``.pth`` file at interpreter
+    start) would stay free of it; from ABI 8 (``TSYNC``) every thread is bound.
     """
-    from landlockpy import AccessFS, AccessNet, Ruleset, Scope, fs_for_abi, scope_for_abi
+    from landlockpy import AccessFS, AccessNet, RestrictFlag, Ruleset, Scope, fs_for_abi, scope_for_abi
 
     handled = fs_for_abi(abi)
     file_rights = AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE
@@ -69,7 +73,7 @@ def restrict(policy: dict[str, Any], abi: int) -> dict[str, bool]:
         _rules(ruleset, [f"/proc/{os.getpid()}"], AccessFS.READ_FILE | AccessFS.READ_DIR, AccessFS.NONE)
         for port in policy["connect"] if network else ():
             ruleset.allow_port(int(port), AccessNet.CONNECT_TCP)
-        ruleset.restrict()
+        ruleset.restrict(RestrictFlag.TSYNC)  # all threads from ABI 8; dropped before (see the docstring)
     return {
         "filesystem": True,
         "network": network or bool(policy["network"]),

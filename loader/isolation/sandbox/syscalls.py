@@ -14,6 +14,8 @@ import contextlib
 import errno
 from typing import Any, Final
 
+from ...distribution import install_command
+
 __all__ = ["DENIED", "available", "install"]
 
 DENIED: Final[tuple[str, ...]] = (
@@ -89,7 +91,7 @@ def available() -> tuple[bool, str]:
     try:
         import pyseccomp  # type: ignore[import-untyped]  # noqa: F401
     except ImportError as exc:
-        return False, f"the pyseccomp package is not installed ({exc}): pip install 'tool-loader[sandbox]'"
+        return False, f"the pyseccomp package is not installed ({exc}): {install_command('sandbox')}"
     except (RuntimeError, OSError) as exc:  # pyseccomp found no libseccomp
         return False, f"libseccomp is missing ({exc}): apt-get install libseccomp2"
     try:
@@ -115,6 +117,7 @@ def install(network: bool, datagrams: bool) -> None:
 
     denied = seccomp.ERRNO(errno.EPERM)
     syscall_filter = seccomp.SyscallFilter(seccomp.ALLOW)
+    syscall_filter.set_attr(seccomp.Attr.CTL_TSYNC, 1)  # every thread, even one a .pth file started
     for name in DENIED:
         with contextlib.suppress(ValueError, OSError):  # not a system call on this architecture
             syscall_filter.add_rule(denied, name)
