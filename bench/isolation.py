@@ -1,14 +1,17 @@
-"""Benchmark 8: what process isolation costs, beside thread mode.
+"""Benchmark 8: what process isolation and the sandbox cost, beside thread mode.
 
-Three figures, each for ``isolation="thread"`` and ``isolation="process"`` on
+Four figures, each for ``isolation="thread"``, ``"process"`` and ``"sandbox"`` on
 the same folder:
 
 * warm call: ``ToolRegistry.invoke`` of a two-int tool, per call (median over
   batches of about 20 ms), after the tool has been called once;
 * save to callable: an in-place save of one file in a folder of ten, until a
   call returns the new text (polling with ``time.sleep(0)``);
-* crash recovery (process mode only): from the start of a call that kills its
-  worker (``os._exit``) until a call of another tool succeeds again.
+* crash recovery (worker modes only): from the start of a call that kills its
+  worker (``os._exit``) until a call of another tool succeeds again;
+* scan to callable: from creating a loader on a fresh folder of 20 files until
+  every one of its tools has answered a call (worker start-up, the sandbox
+  applied in each worker, imports and first calls).
 
 The floor of a warm call in process mode is a bare round trip over the same kind
 of pipe: a child process started as the workers are (``python -I``, its stdin
@@ -51,6 +54,12 @@ SAVE_LIMIT = 0.010
 RECOVERY_LIMIT = 1.0
 SAVE_TIMEOUT = 2.0
 FOLDER_FILES = 10
+SCAN_FILES = 20
+SANDBOX_CALL_EXTRA = 1e-3
+"""Sandbox target: a warm call within 1 ms of process mode's (p50, same run)."""
+SANDBOX_SCAN_RATIO = 1.5
+"""Sandbox target: scan to callable of the 20-file folder within 1.5x process mode's (p50)."""
+WORKER_MODES = ("process", "sandbox")
 
 ADD = '''from loader import tool
 
@@ -171,7 +180,7 @@ def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
                     saves.append(took)
 
             recoveries: list[float] = []
-            if isolation == "process":
+            if isolation in WORKER_MODES:
                 for _ in range(max(3, reps // 5)):
                     loader.wait_idle(10.0)
                     time.sleep(0.2)  # the spare is warm again
@@ -188,7 +197,10 @@ def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
                         recoveries.append(took)
         finally:
             loader.close()
+    scans = [_scan_to_callable(isolation, rep) for rep in range(max(2, reps // 10))]
     return {
+        "scan_s": scans,
+        "scan": summarize(scans),
         "call_s": calls,
         "call": summarize(calls),
         "save_s": saves,
@@ -199,12 +211,34 @@ def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
     }
 
 
+def _scan_to_callable(isolation: str, rep: int) -> float:
+    """Seconds from creating a loader on a fresh 20-file folder until each of its tools has answered."""
+    from loader.reload.loader import LoaderConfig, ToolLoader
+
+    with scratch_dir(f"isolation-scan-{isolation}-{rep}") as base:
+        folder = base / "tools"
+        folder.mkdir()
+        names = [f"scan{i}" for i in range(SCAN_FILES)]
+        for name in names:
+            (folder / f"{name}.py").write_text(_saved(name).replace("saved", name))
+        start = time.perf_counter()
+        loader = ToolLoader([folder], config=LoaderConfig(isolation=isolation))  # type: ignore[arg-type]
+        try:
+            loader.scan()
+            for name in names:
+                if _text(loader, name) != name:
+                    raise RuntimeError(f"{isolation}: {name} is not callable after the scan")
+            return time.perf_counter() - start
+        finally:
+            loader.close()
+
+
 def run(options: Options) -> BenchResult:
     """Both modes on the same folder shape; targets apply to process mode."""
     reps = options.count(50, 5)
     batches = options.count(30, 5)
     result = BenchResult(NAME)
-    data = {mode: _measure(mode, reps, batches) for mode in ("thread", "process")}
+    data = {mode: _measure(mode, reps, batches) for mode in ("thread", *WORKER_MODES)}
     pipe = _pipe_floor(batches)
     result.raw = {
         "reps": reps,
@@ -215,24 +249,26 @@ def run(options: Options) -> BenchResult:
         "pipe_round_trip": summarize(pipe),
     }
     table = Table(
-        "8. process isolation vs thread mode",
-        ["figure", "thread p50", "process p50", "process p90", "process max"],
+        "8. process isolation and the sandbox vs thread mode",
+        ["figure", "thread p50", "process p50", "process p90", "sandbox p50", "sandbox p90"],
         note=(
             f"warm call: ToolRegistry.invoke of add(a, b), per call, median of {batches} batches of ~20 ms; "
             f"save to callable: {reps} in-place saves in a folder of {FOLDER_FILES} files, until a call "
             "returns the new text; crash recovery: from the start of a call that runs os._exit until a "
-            "call of another tool succeeds. pipe floor: a bare JSON request and answer between this "
-            "process and a child over a pipe, per round trip (same batches)."
+            "call of another tool succeeds; scan to callable: a new loader on a fresh folder of "
+            f"{SCAN_FILES} files until each tool has answered a call. pipe floor: a bare JSON request "
+            "and answer between this process and a child over a pipe, per round trip (same batches)."
         ),
     )
-    thread, process = data["thread"], data["process"]
+    thread, process, sandbox = data["thread"], data["process"], data["sandbox"]
     table.rows.append(
         [
             "warm call (µs)",
             fmt_us(thread["call"]["p50"]),
             fmt_us(process["call"]["p50"]),
             fmt_us(process["call"]["p90"]),
-            fmt_us(process["call"]["max"]),
+            fmt_us(sandbox["call"]["p50"]),
+            fmt_us(sandbox["call"]["p90"]),
         ]
     )
     floor = summarize(pipe)
@@ -251,7 +287,8 @@ def run(options: Options) -> BenchResult:
             fmt_ms(thread["save"]["p50"]),
             fmt_ms(process["save"]["p50"]),
             fmt_ms(process["save"]["p90"]),
-            fmt_ms(process["save"]["max"]),
+            fmt_ms(sandbox["save"]["p50"]),
+            fmt_ms(sandbox["save"]["p90"]),
         ]
     )
     table.rows.append(
@@ -260,7 +297,18 @@ def run(options: Options) -> BenchResult:
             "- (the host dies)",
             fmt_ms(process["recovery"]["p50"]),
             fmt_ms(process["recovery"]["p90"]),
-            fmt_ms(process["recovery"]["max"]),
+            fmt_ms(sandbox["recovery"]["p50"]),
+            fmt_ms(sandbox["recovery"]["p90"]),
+        ]
+    )
+    table.rows.append(
+        [
+            f"scan to callable, {SCAN_FILES} files (ms)",
+            fmt_ms(thread["scan"]["p50"]),
+            fmt_ms(process["scan"]["p50"]),
+            fmt_ms(process["scan"]["p90"]),
+            fmt_ms(sandbox["scan"]["p50"]),
+            fmt_ms(sandbox["scan"]["p90"]),
         ]
     )
     result.tables.append(table)
@@ -296,4 +344,28 @@ def run(options: Options) -> BenchResult:
             worst is not None and worst <= RECOVERY_LIMIT,
         )
     )
+    _sandbox_targets(result, process, sandbox)
     return result
+
+
+def _sandbox_targets(result: BenchResult, process: dict[str, Any], sandbox: dict[str, Any]) -> None:
+    """The sandbox against process mode, in the same run."""
+    calls = (process["call"]["p50"], sandbox["call"]["p50"])
+    extra = None if None in calls else calls[1] - calls[0]
+    result.targets.append(
+        Target(
+            "sandbox: warm call p50 within 1 ms of process mode",
+            ("-" if extra is None else f"{extra * 1e6:+.1f} µs")
+            + f" ({fmt_us(calls[1])} vs {fmt_us(calls[0])} µs)",
+            extra is not None and extra <= SANDBOX_CALL_EXTRA,
+        )
+    )
+    scans = (process["scan"]["p50"], sandbox["scan"]["p50"])
+    ratio = None if None in scans or not scans[0] else scans[1] / scans[0]
+    result.targets.append(
+        Target(
+            f"sandbox: scan to callable ({SCAN_FILES} files) p50 within 1.5x process mode",
+            ("-" if ratio is None else f"{ratio:.2f}x") + f" ({fmt_ms(scans[1])} vs {fmt_ms(scans[0])} ms)",
+            ratio is not None and ratio <= SANDBOX_SCAN_RATIO,
+        )
+    )

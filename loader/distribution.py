@@ -63,6 +63,7 @@ FALLBACK: Final[Mapping[str, tuple[str, ...]]] = {
     "mcp": ("mcp>=2.1,<3",),
     "metrics": ("prometheus_client>=0.20",),
     "otel": ("opentelemetry-api>=1.27",),
+    "sandbox": ("landlockpy>=0.2", "pyseccomp>=0.1.2"),
     "strands": ("strands-agents>=1.35",),
     "langchain": ("langchain>=1.0", "langchain-core>=1.0", "langgraph>=1.0"),
     "openai-agents": ("openai-agents>=0.24",),

@@ -58,8 +58,8 @@ def tools_dir(tmp_path: Path) -> Path:
 def isolation() -> str | None:
     """The isolation mode ``make_loader`` imposes (None: whatever the config says).
 
-    Test modules that must hold in both modes override this with a fixture
-    parametrized over ``"thread"`` and ``"process"``.
+    Test modules that must hold in every mode override this with a fixture
+    parametrized over ``"thread"``, ``"process"`` and ``"sandbox"``.
     """
     return None
 
@@ -73,6 +73,8 @@ def make_loader(isolation: str | None) -> Iterator[Callable[..., ToolLoader]]:
         config = kwargs.pop("config", FAST)
         if isolation is not None:
             config = replace(config, isolation=isolation)
+        if config.isolation == "sandbox":  # tests' tools leave marks beside their folder: let them
+            config = replace(config, sandbox_allow_write=tuple(Path(p).parent for p in paths))
         loader = ToolLoader(list(paths), config=config, **kwargs)
         loaders.append(loader)
         loader.scan()

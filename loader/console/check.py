@@ -27,6 +27,7 @@ from ..reload.loader import ToolLoader
 from ..status import FileState, FileStatus, ScanReport
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .loader_options import sandbox_layers
 from .render import (
     conflict_message,
     display_path,
@@ -39,6 +40,7 @@ from .render import (
     tool_description,
     tool_source,
 )
+from .sandbox_report import layer_records, layer_table, wants_sandbox
 
 __all__ = [
     "HELP",
@@ -234,6 +236,9 @@ def _table(findings: list[Finding]) -> Table:
 def run(args: argparse.Namespace) -> int:
     """Load once, report; exit 1 when there are errors (warnings count under ``--strict``)."""
     quiet_logs(args.verbose)
+    layers = sandbox_layers(args) if wants_sandbox(args) else None
+    if layers is not None and not args.json:
+        stdout_console().print(layer_table(layers))
     loader, report = load_from_args(args, progress_console=stderr_console())
     examples: ExampleRun | None = None
     try:
@@ -261,6 +266,8 @@ def run(args: argparse.Namespace) -> int:
             "findings": [finding_record(f) for f in findings],
             "summary": summary,
         }
+        if layers is not None:
+            document["sandbox"] = layer_records(layers)
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 1 if errors else 0
     console = stdout_console()

@@ -16,32 +16,38 @@ from pathlib import Path
 from typing import Final
 
 from ..hookspecs import hookimpl
+from ..isolation.sandbox import Layer, probe
 from ..reload.config import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_PROCESSES
-from ..reload.loader import LoaderConfig
+from ..reload.loader import LoaderConfig, sandbox_options
 from .common import UsageError
+from .sandbox_report import checked_layers
 
 __all__ = [
     "ISOLATION_COMMANDS",
     "SourceFilter",
     "add_gate_arguments",
     "add_isolation_arguments",
+    "add_sandbox_arguments",
     "loader_config",
     "loader_plugins",
+    "sandbox_layers",
 ]
 
-ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve")
+ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check")
 """The commands that run tool code, and so can run it in worker processes."""
+_WORKER_MODES: Final = ("process", "sandbox")
 
 
 def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the process-isolation options to one command's parser."""
+    """Add the process-isolation and sandbox options to one command's parser."""
     group = parser.add_argument_group("process isolation")
     group.add_argument(
         "--isolation",
-        choices=("thread", "process"),
+        choices=("thread", "process", "sandbox"),
         default="thread",
-        help="run tool imports and calls in this process (thread, the default) or in worker processes "
-        "(process: a crashing or stuck tool harms only its worker)",
+        help="run tool imports and calls in this process (thread, the default), in worker processes "
+        "(process: a crashing or stuck tool harms only its worker), or in workers the kernel confines "
+        "(sandbox: no files outside the tool folders, no network, no ptrace; see docs/sandbox.md)",
     )
     group.add_argument(
         "--worker-env",
@@ -67,6 +73,68 @@ def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --isolation process: stop a worker, with everything it started, once its tools "
         f"run more than N processes (default: {DEFAULT_MAX_PROCESSES}; 0: no limit)",
     )
+    add_sandbox_arguments(parser)
+
+
+def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``--isolation sandbox``: what a confined tool may reach besides the defaults."""
+    group = parser.add_argument_group("sandbox (with --isolation sandbox)")
+    for flag, what in (("read", "read"), ("write", "read and write")):
+        group.add_argument(
+            f"--sandbox-allow-{flag}",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help=f"let tools {what} PATH (a file or folder) besides the defaults; repeatable",
+        )
+    group.add_argument(
+        "--sandbox-allow-connect",
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="let tools connect over TCP to HOST:PORT (the kernel enforces the port, not the host); "
+        "repeatable",
+    )
+    group.add_argument(
+        "--sandbox-allow-network",
+        action="store_true",
+        help="leave the network open to tools (TCP, UDP, unix sockets)",
+    )
+    group.add_argument(
+        "--sandbox-best-effort",
+        action="store_true",
+        help="start even where the kernel cannot enforce a layer of the sandbox, with a warning naming "
+        "the layers that are off (default: refuse to start)",
+    )
+
+
+def _sandbox_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
+    """``config`` with the ``--sandbox-*`` options of ``args`` (a usage error outside sandbox mode)."""
+    reads = tuple(getattr(args, "sandbox_allow_read", []) or ())
+    writes = tuple(getattr(args, "sandbox_allow_write", []) or ())
+    connects = tuple(getattr(args, "sandbox_allow_connect", []) or ())
+    network = bool(getattr(args, "sandbox_allow_network", False))
+    best_effort = bool(getattr(args, "sandbox_best_effort", False))
+    if config.isolation != "sandbox":
+        if reads or writes or connects or network or best_effort:
+            raise UsageError("the --sandbox-* options apply to --isolation sandbox")
+        return config
+    for endpoint in connects:
+        host, _, port = endpoint.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--sandbox-allow-connect {endpoint}: expected HOST:PORT with a port 1-65535")
+    for flag, paths in (("--sandbox-allow-read", reads), ("--sandbox-allow-write", writes)):
+        for path in paths:
+            if not Path(path).expanduser().exists():
+                raise UsageError(f"{flag} {path}: no such file or folder")
+    return replace(
+        config,
+        sandbox_allow_read=reads,
+        sandbox_allow_write=writes,
+        sandbox_allow_connect=connects,
+        sandbox_allow_network=network,
+        sandbox_best_effort=best_effort,
+    )
 
 
 def _isolation_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
@@ -77,22 +145,22 @@ def _isolation_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderC
     )
     limit = getattr(args, "max_memory_mb", None)
     processes = getattr(args, "max_processes", None)
-    if isolation != "process" and (names or limit is not None or processes is not None):
+    if isolation not in _WORKER_MODES and (names or limit is not None or processes is not None):
         raise UsageError(
             "--worker-env, --max-memory-mb and --max-processes apply to worker processes; "
-            "add --isolation process"
+            "add --isolation process (or sandbox)"
         )
     for flag, value in (("--max-memory-mb", limit), ("--max-processes", processes)):
         if value is not None and value < 0:
             raise UsageError(f"{flag} must be a whole number >= 0 (0: no limit), not {value}")
     if isolation == "thread":
-        return config
-    config = replace(config, isolation="process", worker_env=names)
+        return _sandbox_config(args, config)
+    config = replace(config, isolation="sandbox" if isolation == "sandbox" else "process", worker_env=names)
     if limit is not None:
         config = replace(config, max_memory_mb=limit)
     if processes is not None:
         config = replace(config, max_processes=processes)
-    return config
+    return _sandbox_config(args, config)
 
 
 _DEFAULT_TIMEOUT = LoaderConfig().example_timeout
@@ -158,6 +226,8 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
     ``--example-timeout``; ``--call-timeout``, ``--max-result-bytes``, ``--max-concurrent-per-tool``.
     """
     config = _isolation_config(args, LoaderConfig(recursive=bool(getattr(args, "recursive", True))))
+    if config.isolation == "sandbox":  # fail closed here, with the console's words, before any worker starts
+        checked_layers(config)
     config = _gate_config(args, config)
     if hasattr(args, "call_timeout"):
         config = replace(config, call_timeout=args.call_timeout)
@@ -166,6 +236,11 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
     if hasattr(args, "max_concurrent_per_tool"):
         config = replace(config, max_concurrent_calls_per_tool=args.max_concurrent_per_tool)
     return config
+
+
+def sandbox_layers(args: argparse.Namespace) -> tuple[Layer, ...]:
+    """What ``--isolation sandbox`` with these options would get on this machine, layer by layer."""
+    return probe(sandbox_options(_isolation_config(args, LoaderConfig())))
 
 
 def loader_plugins(args: argparse.Namespace) -> list[object]:

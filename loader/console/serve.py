@@ -353,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
         http_options(args)  # refuse bad auth settings before loading anything
     with _standard_streams(stdio=args.transport == "stdio") as wire:
         loader = ToolLoader(dirs, config=loader_config(args), plugins=loader_plugins(args))
-        if loader.config.isolation == "process":  # /proc/<pid>/cmdline is readable by every worker
+        if loader.config.isolation in ("process", "sandbox"):  # /proc/<pid>/cmdline: readable to workers
             from ..isolation.host import hide_option_values
 
             hide_option_values(["--auth-token-file"])

@@ -1,7 +1,8 @@
 """Process isolation (``ToolLoader(paths, isolation="process")``): tools run in worker processes.
 
 Crash containment, not a security sandbox: a worker runs with the user's
-rights. See the README for when to choose it and how to add a sandbox.
+rights. ``isolation="sandbox"`` adds one: each worker confines itself with
+Landlock, seccomp and rlimits before any tool code runs (``sandbox/``).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from .backend import ProcessBackend
 from .errors import WorkerCrashed, WorkerError, WorkerStartError, WorkerTimeout
 from .options import DEFAULT_WORKER_ENV, WorkerOptions, worker_environment
 from .proxy import ProxyTool, ToolDescription
+from .sandbox import SandboxOptions, SandboxUnavailable
 
 __all__ = [
     "DEFAULT_WORKER_ENV",
     "ProcessBackend",
     "ProxyTool",
+    "SandboxOptions",
+    "SandboxUnavailable",
     "ToolDescription",
     "WorkerCrashed",
     "WorkerError",

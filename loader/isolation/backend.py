@@ -21,6 +21,8 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -41,6 +43,9 @@ from .pool import WorkerPool
 from .process import WorkerProcess
 from .protocol import decode_value, encode_value
 from .proxy import ProxyTool, ToolDescription
+from .sandbox.options import SandboxOptions
+from .sandbox.policy import worker_policy
+from .sandbox.probe import Layer, check_layers
 from .tree import ProcessWatch
 
 __all__ = ["ProcessBackend"]
@@ -73,9 +78,12 @@ class ProcessBackend:
         builtin_plugins: bool = True,
         entry_point_plugins: bool = True,
         import_timeout: float = 10.0,
+        sandbox: SandboxOptions | None = None,
     ) -> None:
         if os.name != "posix":
             raise WorkerStartError("isolation='process' needs a POSIX system (Linux or macOS)")
+        self.sandbox_layers: tuple[Layer, ...] = () if sandbox is None else check_layers(sandbox)
+        """Sandbox mode: each layer as this machine enforces it (empty in process mode)."""
         harden_host()  # workers cannot read this process's environment or memory (host.py)
         self.options = options or WorkerOptions()
         tag = f"p{next(_backend_counter)}"
@@ -92,8 +100,12 @@ class ProcessBackend:
         }
         env = worker_environment(self.options.worker_env)
         cwd = working_directory(roots)
+        self._scratch: Path | None = None
+        if sandbox is not None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="tool-loader-sandbox-"))
+            settings["sandbox"] = worker_policy(roots, sandbox, self._scratch)
         self.pool = WorkerPool(
-            lambda: WorkerProcess(settings, env, cwd, self.options.command_prefix),
+            lambda: self._start_worker(settings, env, cwd),
             max_in_use=self.options.call_workers,
             spares=self.options.spare_workers,
             start_timeout=self.options.start_timeout,
@@ -126,6 +138,17 @@ class ProcessBackend:
         self._import_timeout = import_timeout
         self._jobs = ImportPool("tool-loader-process-import", max_threads=MAX_IMPORT_WORKERS)
         self.pool.warm()
+
+    def _start_worker(self, settings: dict[str, Any], env: dict[str, str], cwd: Path) -> WorkerProcess:
+        """A new worker; in sandbox mode with a scratch folder of its own (its ``TMPDIR`` and ``HOME``)."""
+        prefix = self.options.command_prefix
+        policy = settings.get("sandbox")
+        if policy is None or self._scratch is None:
+            return WorkerProcess(settings, env, cwd, prefix)
+        scratch = Path(tempfile.mkdtemp(dir=self._scratch))
+        policy = {**policy, "write": [str(scratch), *policy["write"][1:]]}
+        own_env = {**env, "TMPDIR": str(scratch), "HOME": str(scratch)}
+        return WorkerProcess({**settings, "sandbox": policy}, own_env, cwd, prefix, scratch=scratch)
 
     # ------------------------------------------------------------ names (local)
     @property
@@ -325,6 +348,8 @@ class ProcessBackend:
         self.pool.close()
         self._names.close()
         self._jobs.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def _error_info(error: Any, path: Path) -> LoadErrorInfo:

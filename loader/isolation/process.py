@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,8 +49,16 @@ class WorkerProcess:
     """
 
     def __init__(
-        self, settings: dict[str, Any], env: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()
+        self,
+        settings: dict[str, Any],
+        env: dict[str, str],
+        cwd: Path,
+        prefix: tuple[str, ...] = (),
+        *,
+        scratch: Path | None = None,
     ) -> None:
+        self.scratch = scratch
+        """Sandbox mode: the worker's own writable folder, removed with the worker."""
         fault_read, fault_write = os.pipe()
         os.set_blocking(fault_read, False)
         try:
@@ -305,6 +314,8 @@ class WorkerProcess:
             self._released = True
         self.channel.close()
         os.close(self._fault_read)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
         """Let the worker exit on its own (end of its input), killing it if it lingers."""

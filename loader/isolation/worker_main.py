@@ -39,6 +39,7 @@ from ..types import AgentTool, ToolExample, ToolResult, ToolUse
 from .context_relay import install_pipe_handlers
 from .host import drop_ptrace
 from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
+from .sandbox.limits import CallCpuLimit
 
 __all__ = ["main"]
 
@@ -134,6 +135,8 @@ class Worker:
         limit = settings.get("max_result_bytes")
         self.max_result_bytes: int | None = limit if isinstance(limit, int) and limit > 0 else None
         self.wire_limit = wire_limit(self.max_result_bytes)
+        policy = settings.get("sandbox") or {}
+        self.cpu_limit = CallCpuLimit(policy.get("max_cpu_seconds"))
 
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -337,6 +340,7 @@ class Worker:
             failure = _failure(tool_use["toolUseId"], exc, "could not be prepared")
             return {"result": encode_value(failure), "prepared": False}
         self.importer.executed.clear()
+        self.cpu_limit.before_call()
         reply = self._call(tool, tool_use, state, bool(message.get("stream")))
         # Modules the call imported from disk (a sibling imported inside a function): the loader
         # marks them held, so their next live version replaces them here before the next call.
@@ -465,11 +469,25 @@ def _die_with_parent() -> None:
         pass
 
 
+def _confine(policy: dict[str, Any] | None) -> str | None:
+    """Sandbox mode: apply the sandbox now, before any tool code; the reason it failed, else None."""
+    if policy is None:
+        return None
+    from .sandbox.apply import SandboxFailed, apply_policy
+
+    try:
+        apply_policy(policy)  # layers left off under best effort were announced by the loader
+    except (SandboxFailed, OSError) as exc:
+        return str(exc)
+    return None
+
+
 def main(raw_settings: str) -> int:
     """Run the worker until the loader closes the pipe."""
     settings = json.loads(raw_settings)
     _die_with_parent()
     drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
+    refused = _confine(settings.get("sandbox"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
     reader = Connection(os.dup(0), writable=False)
     writer = Connection(os.dup(1), readable=False)
@@ -484,6 +502,9 @@ def main(raw_settings: str) -> int:
     if isinstance(fault_fd, int):
         faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
     channel = Channel(reader, writer)
+    if refused is not None:
+        channel.send({"ok": False, "fatal": f"worker could not start: {refused}"})
+        return 1
     try:
         worker = Worker(channel, settings)
     except BaseException as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from ..calls.runner import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, CallLimits
@@ -35,7 +36,9 @@ class LoaderConfig:
         entry_point_plugins: Load third-party plugins from the ``tool_loader.plugins`` entry points.
         builtin_plugins: Register the built-in discovery plugins.
         isolation: ``"thread"`` imports and calls in this process (the default);
-            ``"process"`` runs them in supervised worker processes (``loader.isolation``).
+            ``"process"`` runs them in supervised worker processes (``loader.isolation``);
+            ``"sandbox"`` is process isolation with each worker confined by the kernel
+            (Landlock, seccomp, rlimits: ``loader.isolation.sandbox``, ``docs/sandbox.md``).
         worker_env: Process mode: extra environment variable names workers inherit.
         max_memory_mb: Process mode: each worker's data limit in MB (default 2048; None or 0:
             none). ``RLIMIT_DATA`` on Linux, which counts what a process writes (heap, private
@@ -43,6 +46,17 @@ class LoaderConfig:
         max_processes: Process mode: most processes below each worker (default 256; None or
             0: none); a worker past it is stopped with everything it started.
         worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
+        sandbox_allow_read: Sandbox mode: extra files or folders tools may read.
+        sandbox_allow_write: Sandbox mode: extra files or folders tools may read and write.
+        sandbox_allow_connect: Sandbox mode: ``HOST:PORT`` endpoints tools may connect to
+            over TCP (the port is enforced, the host is not).
+        sandbox_allow_network: Sandbox mode: leave the network open to tools.
+        sandbox_best_effort: Sandbox mode: start even where the kernel cannot enforce a
+            layer (a warning names the layers that are off) instead of refusing to start.
+        sandbox_call_cpu_seconds: Sandbox mode: CPU seconds one call may use (default 60;
+            None: no limit); a call past it loses its worker and gets an error result.
+        sandbox_max_file_mb: Sandbox mode: the largest file a tool may write, in MB (default
+            1024; None: no limit); a larger write fails with ``EFBIG``.
         call_timeout: Seconds before a call is answered with a timeout error (None or 0: no limit).
         max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
         max_result_bytes: The largest result a call hands on (default 32 MiB; None or 0: no
@@ -67,11 +81,18 @@ class LoaderConfig:
     supervise_interval: float = 0.25
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
-    isolation: Literal["thread", "process"] = "thread"
+    isolation: Literal["thread", "process", "sandbox"] = "thread"
     worker_env: tuple[str, ...] = ()
     max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB
     max_processes: int | None = DEFAULT_MAX_PROCESSES
     worker_command_prefix: tuple[str, ...] = ()
+    sandbox_allow_read: tuple[str | Path, ...] = ()
+    sandbox_allow_write: tuple[str | Path, ...] = ()
+    sandbox_allow_connect: tuple[str, ...] = ()
+    sandbox_allow_network: bool = False
+    sandbox_best_effort: bool = False
+    sandbox_call_cpu_seconds: float | None = 60.0
+    sandbox_max_file_mb: int | None = 1024
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     max_concurrent_calls_per_tool: int = 8
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from immutables import Map
 
@@ -60,6 +60,9 @@ from .roots import root_as_given
 from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
 
+if TYPE_CHECKING:
+    from ..isolation.sandbox import SandboxOptions
+
 __all__ = ["LoaderConfig", "ToolLoader"]
 
 logger = logging.getLogger(__name__)
@@ -83,7 +86,7 @@ class ToolLoader:
         plugins: Sequence[object] = (),
         recursive: bool | None = None,
         config: LoaderConfig | None = None,
-        isolation: Literal["thread", "process"] | None = None,
+        isolation: Literal["thread", "process", "sandbox"] | None = None,
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -538,12 +541,27 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def sandbox_options(config: LoaderConfig) -> SandboxOptions:
+    """The sandbox's options from the config's ``sandbox_*`` fields (``ValueError`` names a bad endpoint)."""
+    from ..isolation.sandbox import SandboxOptions, parse_endpoint
+
+    return SandboxOptions(
+        allow_read=tuple(Path(p).expanduser() for p in config.sandbox_allow_read),
+        allow_write=tuple(Path(p).expanduser() for p in config.sandbox_allow_write),
+        allow_connect=tuple(parse_endpoint(e) for e in config.sandbox_allow_connect),
+        allow_network=config.sandbox_allow_network,
+        best_effort=config.sandbox_best_effort,
+        max_file_mb=config.sandbox_max_file_mb,
+        max_cpu_seconds=config.sandbox_call_cpu_seconds,
+    )
+
+
 def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
     """The backend ``config.isolation`` asks for (process mode is imported only when used).
 
     The loader is the composition root: the one place that knows every backend.
     """
-    if config.isolation == "process":
+    if config.isolation in ("process", "sandbox"):
         from ..isolation import ProcessBackend, WorkerOptions
 
         options = WorkerOptions(
@@ -561,9 +579,10 @@ def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
             builtin_plugins=config.builtin_plugins,
             entry_point_plugins=config.entry_point_plugins,
             import_timeout=config.import_timeout,
+            sandbox=sandbox_options(config) if config.isolation == "sandbox" else None,
         )
     if config.isolation != "thread":
-        raise ValueError(f"isolation must be 'thread' or 'process', not {config.isolation!r}")
+        raise ValueError(f"isolation must be 'thread', 'process' or 'sandbox', not {config.isolation!r}")
     return InProcessBackend(
         paths, bytecode_cache=BytecodeCache.for_roots(paths) if config.bytecode_cache else None
     )

@@ -2,9 +2,9 @@
 
 Each test names the point of the contract it proves. Assertions about "never
 missing" are made on the registry's change sets, which record every commit, so
-they hold without timing luck. Every test runs in both isolation modes: tools
+they hold without timing luck. Every test runs in every isolation mode: tools
 imported and called in this process (``thread``) and in worker processes
-(``process``).
+(``process``), and in worker processes the kernel confines (``sandbox``).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from loader.reload.watcher import WatchTimings
 from loader.status import FileState, LoaderEvent, LoaderEventKind
 
 
-@pytest.fixture(params=["thread", "process"])
+@pytest.fixture(params=["thread", "process", "sandbox"])
 def isolation(request: pytest.FixtureRequest) -> str:
-    """Both isolation modes: every contract point holds in each."""
+    """Every isolation mode: every contract point holds in each."""
     return str(request.param)
 
 

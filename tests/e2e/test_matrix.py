@@ -45,9 +45,9 @@ from loader.history.recorder import HistoryRecorder
 from loader.history.store import HistoryStore, database_path
 from loader.reload.loader import ToolLoader
 
-MODES = ["thread", "process"]
-"""Every isolation mode; a third one ("sandbox") is added here."""
-CONTAINS_CRASHES = {"process"}
+MODES = ["thread", "process", "sandbox"]
+"""Every isolation mode; a new one is added here."""
+CONTAINS_CRASHES = {"process", "sandbox"}
 """The modes in which a tool that kills its process harms only its own call."""
 WAYS = ["api", "stdio", "http", "cli"]
 
@@ -80,6 +80,11 @@ class Way(Protocol):
     def close(self) -> None: ...
 
 
+def _mode_args(mode: str, state: Path) -> list[str]:
+    """``--isolation MODE``; in the sandbox, the state folder (where tools leave their marks) writable."""
+    return ["--isolation", mode, *(["--sandbox-allow-write", str(state)] if mode == "sandbox" else [])]
+
+
 # -- the ways in ---------------------------------------------------------------------------------
 class ApiWay:
     """``ToolLoader`` with the same limits as the servers, called as an agent would (``ainvoke``)."""
@@ -90,11 +95,12 @@ class ApiWay:
         self.folder, self.state = folder, state
         config = replace(
             FAST,
-            isolation=cast(Literal["thread", "process"], mode),
+            isolation=cast(Literal["thread", "process", "sandbox"], mode),
             gate=True,
             example_timeout=2.0,
             call_timeout=CALL_TIMEOUT,
             max_concurrent_calls_per_tool=PER_TOOL,
+            sandbox_allow_write=(state,),
         )
         self.loader = ToolLoader([folder], config=config)
         self.loader.register_plugin(HistoryRecorder(state), name="tool-loader-history")
@@ -180,8 +186,7 @@ class StdioWay(McpWay):
                 "loader",
                 "serve",
                 str(folder),
-                "--isolation",
-                mode,
+                *_mode_args(mode, state),
                 "--state-dir",
                 str(state),
                 *LIMITS,
@@ -201,7 +206,13 @@ class HttpWay(McpWay):
 
     def __init__(self, folder: Path, state: Path, mode: str) -> None:
         self._server = serve_http(
-            folder, folder.parent, "--isolation", mode, "--state-dir", str(state), *LIMITS, wait_ready=True
+            folder,
+            folder.parent,
+            *_mode_args(mode, state),
+            "--state-dir",
+            str(state),
+            *LIMITS,
+            wait_ready=True,
         )
         served = self._server.__enter__()
         super().__init__(folder, state, lambda: served.url)
@@ -230,8 +241,7 @@ class CliWay:
                 json.dumps(args or {}),
                 "--dir",
                 str(self.folder),
-                "--isolation",
-                self.mode,
+                *_mode_args(self.mode, self.state),
                 *LIMITS,
             ],
             cwd=self.folder.parent,

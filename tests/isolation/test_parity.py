@@ -25,7 +25,7 @@ from loader.reload.gate import EXAMPLE_FAILED
 from loader.reload.loader import ToolLoader
 from loader.status import FileState, FileStatus, LoadErrorKind
 
-MODES = ["thread", "process"]
+MODES = ["thread", "process", "sandbox"]
 """Every isolation mode; a new mode is added here."""
 
 

@@ -1,0 +1,102 @@
+"""Fail closed: where the kernel cannot enforce a layer, ``isolation="sandbox"`` refuses to start.
+
+Landlock is hidden from a child process by a seccomp filter that makes its
+three system calls fail with ``ENOSYS`` (as on a kernel without it),
+installed before the child starts the loader. The child must then refuse,
+naming the missing layers and ``--sandbox-best-effort``; with that option it
+runs, with a warning naming the layers that are off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import function_tool_source, write
+
+from loader.isolation.sandbox import probe
+
+pytestmark = pytest.mark.skipif(
+    not all(layer.on for layer in probe()), reason="this machine cannot enforce every sandbox layer"
+)
+
+HIDE_LANDLOCK = """
+import errno, os, sys
+import pyseccomp as seccomp
+hide = seccomp.SyscallFilter(seccomp.ALLOW)
+for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
+    hide.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
+hide.load()
+if sys.argv[1] == "-c":
+    exec(sys.argv[2])
+else:
+    os.execv(sys.executable, [sys.executable, "-m", "loader", *sys.argv[1:]])
+"""
+
+API = """
+import sys
+from loader.reload.loader import ToolLoader
+from loader.isolation.sandbox import SandboxUnavailable
+try:
+    ToolLoader([sys.argv[3]], isolation="sandbox")
+except SandboxUnavailable as exc:
+    print("refused:", [layer.name for layer in exc.missing], exc)
+else:
+    print("started")
+"""
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _without_landlock(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", HIDE_LANDLOCK, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env())
+
+
+@pytest.fixture
+def folder(tools_dir: Path) -> Path:
+    write(tools_dir / "greet.py", function_tool_source("greet", "return 'hi'"))
+    return tools_dir
+
+
+def test_the_python_api_refuses_naming_what_is_missing(folder: Path) -> None:
+    done = _without_landlock("-c", API, str(folder))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused: ['filesystem', 'network', 'scopes']"), done.stdout
+    assert "Landlock" in done.stdout and "--sandbox-best-effort" in done.stdout
+
+
+def test_the_cli_refuses_and_best_effort_runs_with_a_warning(folder: Path) -> None:
+    refused = _without_landlock("list", str(folder), "--isolation", "sandbox")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "isolation='sandbox' cannot start" in refused.stderr
+    assert "filesystem: the kernel has no Landlock" in " ".join(refused.stderr.split())
+    assert "greet" not in refused.stdout
+    weakened = _without_landlock("list", str(folder), "--isolation", "sandbox", "--sandbox-best-effort")
+    assert weakened.returncode == 0, weakened.stderr
+    assert "greet" in weakened.stdout
+    warning = " ".join(weakened.stderr.split())
+    assert "WARNING: the sandbox is weakened" in warning and "filesystem" in warning and "scopes" in warning
+
+
+def test_check_reports_each_layer(folder: Path) -> None:
+    command = [sys.executable, "-m", "loader", "check", str(folder), "--isolation", "sandbox", "--json"]
+    here = subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env())
+    assert here.returncode == 0, here.stderr
+    layers = {x["layer"]: x for x in json.loads(here.stdout)["sandbox"]}
+    assert list(layers) == ["filesystem", "network", "scopes", "syscalls", "limits"]
+    assert all(x["on"] for x in layers.values())
+    hidden = _without_landlock(
+        "check", str(folder), "--isolation", "sandbox", "--sandbox-best-effort", "--json"
+    )
+    assert hidden.returncode == 0, hidden.stderr
+    layers = {x["layer"]: x for x in json.loads(hidden.stdout)["sandbox"]}
+    assert [name for name, x in layers.items() if not x["on"]] == ["filesystem", "network", "scopes"]
+    assert "Landlock" in layers["filesystem"]["detail"]
+    assert layers["syscalls"]["on"] and layers["limits"]["on"]
