@@ -47,18 +47,6 @@ class BatchPlan:
     stale_modules: list[str] = field(default_factory=list)
     """Modules to drop so their next import runs them again (packages, vanished helpers)."""
 
-    def only_loads_one(self) -> bool:
-        """Whether the batch does nothing but look at one file on disk (a save, the usual batch).
-
-        Such a batch may leave the file's import to run after the writer role is given back
-        (``loader.reload.scheduler``): no other file's change waits on its commit.
-        """
-        return (
-            len(self.present) == 1
-            and not (self.missing or self.refused or self.unreadable or self.waiting or self.moves)
-            and self.forced <= self.present.keys()
-        )
-
 
 def plan_batch(
     paths: Iterable[Path],

@@ -26,7 +26,7 @@ from .config import LoaderConfig
 from .events import FileOutcome
 from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .gate import gate_error
-from .imports import Carried, ImportOutcome, ImportRunner
+from .imports import ImportOutcome, ImportRunner
 from .ownership import NameOwnership
 
 __all__ = ["FileSteps"]
@@ -121,41 +121,27 @@ class FileSteps:
         return step.step is Step.LOAD
 
     def load(
-        self,
-        path: Path,
-        read: SourceRead,
-        forced: bool,
-        outcomes: dict[Path, FileOutcome],
-        *,
-        watching: bool,
-        carry: bool = False,
-    ) -> Carried | None:
-        """Run one file's content through its state machine, importing it when the plan says so.
-
-        With ``carry``, an import is not run here but returned (``ImportRunner.carry``): the
-        batch runs it on its own thread once it has given the writer role back, then ``settle``s it.
-        """
+        self, path: Path, read: SourceRead, forced: bool, outcomes: dict[Path, FileOutcome], *, watching: bool
+    ) -> None:
+        """Run one file's content through its state machine, importing it when the plan says so."""
         record = self.begin(path, outcomes)
         overtaken = self._imports.supersede(path, read.digest)
         if overtaken is not None:
             # Older bytes finished importing before this batch found newer ones: they go live
             # first (their module is the current one), and the bytes on disk are planned after.
-            self.settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
+            self._settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
         record.signature = read.signature
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
         ):
-            return None
+            return
         record.saw_content(read.digest)
-        if carry and (carried := self._imports.carry(record, read)) is not None:
-            return carried
         result = self._imports.run(record, read, watching=watching)
         if result is None:
-            return None  # still importing: the file is looked at again when it ends or its deadline passes
-        self.settle(record, read.digest, result, outcomes[path])
-        return None
+            return  # still importing: the file is looked at again when it ends or its deadline passes
+        self._settle(record, read.digest, result, outcomes[path])
 
-    def settle(self, record: FileRecord, digest: str, result: ImportOutcome, outcome: FileOutcome) -> None:
+    def _settle(self, record: FileRecord, digest: str, result: ImportOutcome, outcome: FileOutcome) -> None:
         """Take a finished import of ``digest`` into the record: its tools, or why there are none."""
         if result.error is None and self._config.gate:
             result = replace(

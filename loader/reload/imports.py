@@ -11,13 +11,12 @@ the deadline, since its caller wants every file's outcome.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..importing.backend import Discover, InProcessBackend, LoadBackend
+from ..importing.backend import Discover, LoadBackend
 from ..importing.threads import ImportJob, ImportTimeout
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
 from ..types import AgentTool
@@ -25,7 +24,7 @@ from .config import LoaderConfig
 from .disk import read_file
 from .file_state import FileRecord, SourceRead, stat_signature
 
-__all__ = ["Carried", "ImportOutcome", "ImportRunner", "Overtaken"]
+__all__ = ["ImportOutcome", "ImportRunner", "Overtaken"]
 
 _BACKEND_DEADLINE_SLACK = 5.0
 """How long past the deadline to wait for a backend that ends stuck jobs itself (it reports as soon
@@ -57,60 +56,10 @@ class _Flight:
     job: ImportJob[list[AgentTool]]
     read: SourceRead
     since: float
-    carried: bool = False
-    """Running inline on its batch's thread, within its patience (not shown as in progress)."""
 
     @property
     def digest(self) -> str:
         return self.read.digest
-
-
-_RUNNING, _ENDED, _DETACHED = "running", "ended", "detached"
-
-
-class Carried:
-    """An import its batch left running when it gave the writer role back (``ChangeScheduler.defer``).
-
-    It counts as in flight from the start, so a batch running meanwhile neither
-    imports the same bytes again nor commits around it. It ends in one of two
-    ways, whichever comes first: the import returns (its thread then takes it in),
-    or its patience runs out (``detach``, writer role held; it then goes on as any
-    import in flight, looked at again when it ends or at its deadline).
-    """
-
-    def __init__(self, runner: ImportRunner, path: Path, flight: _Flight, patience: float) -> None:
-        self.path = path
-        self.flight = flight
-        self.patience_ends = time.monotonic() + patience
-        self._runner = runner
-        self._lock = threading.Lock()
-        self._state = _RUNNING
-
-    @property
-    def spoiled(self) -> bool:
-        """Whether the import was given up on (a newer save, the loader closing)."""
-        return self.flight.job.abandoned
-
-    def start(self, ended: Callable[[], None]) -> None:
-        """Call ``ended`` on the import's thread when it ends, unless detached by then."""
-
-        def on_done() -> None:
-            with self._lock:
-                if self._state != _RUNNING:
-                    return
-                self._state = _ENDED
-            ended()
-
-        self.flight.job.on_done(on_done)
-
-    def detach(self) -> bool:
-        """Patience is over (writer role held): go on in flight; False if the import ended first."""
-        with self._lock:
-            if self._state != _RUNNING or self.flight.job.done:
-                return False
-            self._state = _DETACHED
-        self._runner._detached(self)
-        return True
 
 
 class ImportRunner:
@@ -142,9 +91,6 @@ class ImportRunner:
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()
         self._started: dict[Path, tuple[str, ImportJob[list[AgentTool]]]] = {}
-        self._carries = isinstance(backend, InProcessBackend)
-        """Whether a batch may leave an import running (``carry``): only an import thread of this
-        interpreter may commit what it imported; a worker process's reader thread stays out of it."""
 
     def in_progress(self) -> tuple[ImportInProgress, ...]:
         """Imports still running past the patience window (safe to read from any thread)."""
@@ -176,41 +122,6 @@ class ImportRunner:
         self._backend.abandon(flight.job)
         return None
 
-    def carry(self, record: FileRecord, read: SourceRead) -> Carried | None:
-        """Start importing ``read`` for its batch to leave running (``Carried``); None if the backend
-        cannot, or another import of the file is in flight."""
-        if not self._carries or record.path in self._flights or record.path in self._started:
-            return None
-        job = self._backend.start_load(
-            record.path, record.module_name, read.data, read.digest, self._discover
-        )
-        flight = _Flight(job, read, time.time(), carried=True)
-        self._flights[record.path] = flight
-        return Carried(self, record.path, flight, min(self._patience, self._timeout))
-
-    def take_in(self, carried: Carried) -> ImportOutcome | None:
-        """A carried import that ended, writer role held: its outcome, if it is still this file's import."""
-        if self._flights.get(carried.path) is not carried.flight:
-            return None  # a newer save superseded it while it ran
-        self._land(carried.path)
-        return self._finished(carried.path, carried.flight.job, carried.flight.read)
-
-    def hand_back(self, carried: Carried) -> None:
-        """A carried import ended while another batch held the writer role: a later batch takes it in."""
-        if self._flights.get(carried.path) is carried.flight:
-            self._look_again(carried.path, 0.0)
-
-    def _detached(self, carried: Carried) -> None:
-        """A carried import ran out of patience: from now on it is in flight like any other."""
-        path, flight = carried.path, carried.flight
-        if self._flights.get(path) is not flight:
-            return
-        self._flights[path] = replace(flight, carried=False)
-        self._refresh_view()
-        flight.job.on_done(lambda: self._look_again(path, 0.0))
-        remaining = self._remaining(flight.job)
-        self._look_again(path, self._timeout if remaining is None else remaining)
-
     def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
         """Start these imports now, one after another on one thread, for ``run`` to collect in order.
 
@@ -240,9 +151,6 @@ class ImportRunner:
             if job.wait(min(self._patience, self._timeout)) or (not watching and self._wait_out(job)):
                 return self._finished(path, job, read if watching else None)  # not in flight: nothing to land
             flight = _Flight(job, read, since)
-        if flight.carried and not watching:
-            # A scan meets an import carried inline by a watched batch: it waits for it as for its own.
-            self._wait_out(flight.job)
         if flight.job.done:
             self._land(path)
             return self._finished(path, flight.job, flight.read if watching else None)
@@ -304,9 +212,7 @@ class ImportRunner:
 
     def _refresh_view(self) -> None:
         self._view = tuple(
-            ImportInProgress(path, flight.since)
-            for path, flight in sorted(self._flights.items())
-            if not flight.carried
+            ImportInProgress(path, flight.since) for path, flight in sorted(self._flights.items())
         )
 
     def _finished(

@@ -51,7 +51,7 @@ from .config import LoaderConfig
 from .events import Announcer, FileOutcome, derive_events, failing_helpers, note_spec_changes
 from .file_state import FileRecord
 from .file_steps import FileSteps
-from .imports import Carried, ImportRunner
+from .imports import ImportRunner
 from .ownership import NameOwnership
 from .path_order import path_key, sorted_paths
 from .published import Published
@@ -373,32 +373,17 @@ class ToolLoader:
             order = load_order(plan.present, self._backend)
             if not self._watching:
                 steps.start_imports_ahead(order, plan, outcomes)
-            carry = self._watching and plan.only_loads_one() and self._scheduler.may_defer()
-            carried: Carried | None = None
             try:
                 for index, path in enumerate(order, 1):
-                    carried = steps.load(
-                        path,
-                        plan.present[path],
-                        path in plan.forced,
-                        outcomes,
-                        watching=self._watching,
-                        carry=carry,
+                    steps.load(
+                        path, plan.present[path], path in plan.forced, outcomes, watching=self._watching
                     )
                     if progress is not None:
                         progress(index, len(order))
             finally:
                 self._imports.drop_ahead()
-            if carried is not None:
-                # The import goes on without the writer role; its own thread commits it when it ends.
-                self._scheduler.defer(_CarriedBatch(self, carried, outcomes))
-            else:
-                self._commit(outcomes)
-        self._publish_foreign()
-
-    def _publish_foreign(self) -> None:
-        """Publish a direct registry commit that landed while a batch held the lock."""
-        if self._foreign_pending:
+            self._commit(outcomes)
+        if self._foreign_pending:  # a direct registry commit landed while this batch held the lock
             self._foreign_pending = False
             with self._apply_lock:
                 self._publish()
@@ -470,51 +455,6 @@ class ToolLoader:
                 self._publish()
         finally:
             self._apply_lock.release()
-
-
-class _CarriedBatch:
-    """A single-file batch whose import it left running (``ChangeScheduler.defer``).
-
-    Everything but the import ran under the writer role; the import thread takes
-    the role again when the import ends, then takes the import in, settles the
-    file and commits, as the rest of the batch would have. If another batch ran
-    meanwhile, the import is left to a later batch instead, which plans the file
-    afresh.
-    """
-
-    def __init__(self, loader: ToolLoader, carried: Carried, outcomes: dict[Path, FileOutcome]) -> None:
-        self._loader = loader
-        self._carried = carried
-        self._outcomes = outcomes
-
-    @property
-    def patience_ends(self) -> float:
-        return self._carried.patience_ends
-
-    @property
-    def spoiled(self) -> bool:
-        return self._carried.spoiled
-
-    def start(self, ended: Callable[[], None]) -> None:
-        self._carried.start(ended)
-
-    def finish(self) -> None:
-        loader = self._loader
-        with loader._apply_lock:
-            outcome = loader._imports.take_in(self._carried)
-            if outcome is not None:
-                path = self._carried.path
-                read = self._carried.flight.read
-                loader._steps.settle(loader._records[path], read.digest, outcome, self._outcomes[path])
-            loader._commit(self._outcomes)
-        loader._publish_foreign()
-
-    def hand_back(self) -> None:
-        self._loader._imports.hand_back(self._carried)
-
-    def detach(self) -> bool:
-        with self._loader._apply_lock:
-            return self._carried.detach()
 
 
 @contextlib.contextmanager
