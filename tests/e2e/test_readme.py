@@ -2,7 +2,7 @@
 
 Blocks are read from README.md and every docs/*.md page in order; each page
 runs from its own copy of the repository root (the checkout's ``loader``,
-``plugins`` and ``sample_tools`` linked in), as a reader who finished the quick
+``plugins`` and ``bench`` linked in, ``sample_tools`` copied), as a reader who finished the quick
 start would:
 
 * a ``bash`` block runs in bash (``set -e``) with this environment's
@@ -117,7 +117,7 @@ def root_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
         if page not in roots:
             where = tmp_path_factory.mktemp(page.stem) / "tool-loader"
             where.mkdir()
-            for name in ("loader", "plugins", "pyproject.toml", "README.md", "docs"):
+            for name in ("loader", "plugins", "bench", "pyproject.toml", "README.md", "docs"):
                 (where / name).symlink_to(ROOT / name)
             shutil.copytree(
                 ROOT / "sample_tools", where / "sample_tools", ignore=shutil.ignore_patterns("__pycache__")
