@@ -6,7 +6,10 @@ result nor an error. So the server counts its ``tools/call`` s in flight; a
 drain waits for them for a grace period, then stops what is still running
 (a synchronous tool's thread is asked to stop, as at a call's deadline) and
 answers it with an error result that says why. The transport refuses new
-work meanwhile (``loader.mcp.transports``).
+work meanwhile (``loader.mcp.transports``). A call that has ended still has
+its answer to write: over HTTP the drain then waits, briefly, for the
+exchanges still open, because ending the server ends every event stream
+still open (the SSE library's shutdown) and would cut an answer half-written.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from ..results import error_result
 from ..types import ToolResult
 
-__all__ = ["SHUTTING_DOWN", "CallsInFlight", "DrainReport", "stopped_by_shutdown"]
+__all__ = ["SHUTTING_DOWN", "CallsInFlight", "DrainReport", "ExchangesInFlight", "stopped_by_shutdown"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,3 +97,38 @@ class CallsInFlight:
                 "calls=<%d>, grace=<%g> | stopped calls still running at shutdown", len(running), grace
             )
         return DrainReport(finished=finished, stopped=len(running), seconds=loop.time() - started)
+
+
+class ExchangesInFlight:
+    """Requests still being answered (an HTTP transport's POSTs), so a drain can wait for their answers."""
+
+    def __init__(self) -> None:
+        self._open = 0
+        # Made by the wait itself: an event binds to the first loop that waits on it, and a
+        # server may be served by more than one loop in its life.
+        self._idle: asyncio.Event | None = None
+
+    def __len__(self) -> int:
+        return self._open
+
+    def opened(self) -> None:
+        """An exchange began (on the event loop)."""
+        self._open += 1
+
+    def closed(self) -> None:
+        """An exchange ended, its answer written or its client gone."""
+        self._open -= 1
+        if self._open == 0 and self._idle is not None:
+            self._idle.set()
+
+    async def settled(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for the open exchanges to end; how many are still open."""
+        if self._open:
+            self._idle = asyncio.Event()
+            try:
+                await asyncio.wait_for(self._idle.wait(), timeout)
+            except TimeoutError:
+                logger.warning("exchanges=<%d> | answers still unwritten when the drain ended", self._open)
+            finally:
+                self._idle = None
+        return self._open

@@ -56,7 +56,7 @@ from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .context import LogLevels, McpContextHandlers, call_context
-from .drain import CallsInFlight, DrainReport, stopped_by_shutdown
+from .drain import CallsInFlight, DrainReport, ExchangesInFlight, stopped_by_shutdown
 from .identity import RecentVersions, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
@@ -201,6 +201,8 @@ class MCPToolServer:
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
         self._announced_generation = -1
         self._calls = CallsInFlight()
+        self.exchanges = ExchangesInFlight()
+        """Requests an HTTP transport is still answering; its drain waits for their answers to be written."""
         self._grace = 0.0
         self._server = _ListChangedServer(
             name,

@@ -213,6 +213,9 @@ def _terminal_lines() -> Iterator[anyio.AsyncFile[str] | None]:
 class RefuseWhileDraining:
     """ASGI middleware: while the server drains, requests to the MCP path get a 503 JSON-RPC error.
 
+    Until then it counts the POSTs being answered (``MCPToolServer.exchanges``), so
+    the drain can let their answers be written before the server ends.
+
     Outermost, so a refused request costs no token check and no session; the
     probes and metrics keep answering (``/readyz`` says 503 itself).
     """
@@ -223,11 +226,10 @@ class RefuseWhileDraining:
         self._path = path.rstrip("/") or "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and self._server.draining
-            and (str(scope["path"]).rstrip("/") or "/") == self._path
-        ):
+        if scope["type"] != "http" or (str(scope["path"]).rstrip("/") or "/") != self._path:
+            await self._app(scope, receive, send)
+            return
+        if self._server.draining:
             body = json.dumps(
                 {
                     "jsonrpc": "2.0",
@@ -247,7 +249,14 @@ class RefuseWhileDraining:
             await send({"type": "http.response.start", "status": 503, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
-        await self._app(scope, receive, send)
+        if scope["method"] != "POST":  # a GET stream lasts as long as its client; the drain ends it
+            await self._app(scope, receive, send)
+            return
+        self._server.exchanges.opened()
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            self._server.exchanges.closed()
 
 
 class _Exchange:
@@ -446,6 +455,8 @@ async def serve_http(
         if on_draining is not None:
             on_draining(server.calls_in_flight)
         report = await server.drain(options.shutdown_grace)
+        # Ending the server ends every SSE stream still open, answers half-written included.
+        await server.exchanges.settled(_FLUSH_SECONDS)
         if on_drained is not None:
             on_drained(report)
 

@@ -132,3 +132,50 @@ def test_calls_still_running_when_the_grace_ends_get_an_error_result(
     for result in results:
         assert result["isError"], result
         assert "shutting down" in result["content"][0]["text"], result
+
+
+BIG = '''
+import time
+from loader import tool
+
+@tool
+def big(seconds: float, size: int) -> str:
+    """Sleep a while, then answer ``size`` characters."""
+    time.sleep(seconds)
+    return "x" * size
+'''
+
+
+def test_answers_that_take_a_while_to_write_are_written_whole_after_the_drain(
+    tools_dir: Path, tmp_path: Path
+) -> None:
+    # The SSE library ends every event stream once uvicorn's should_exit is set; a
+    # drain that ends when the calls end set it before their answers were written.
+    write(tools_dir / "big.py", BIG)
+    size = 8 * 1024 * 1024
+    with serve_http(tools_dir, tmp_path, "--stateless", wait_ready=True, verbose=2) as served:
+        pool = ThreadPoolExecutor(4)
+        arguments = {"seconds": 2.0, "size": size}
+        bodies = [
+            {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "method": "tools/call",
+                "params": {"name": "big", "arguments": arguments},
+            }
+            for ident in range(4)
+        ]
+        futures = [
+            pool.submit(post_json, served.url, body, {"mcp-protocol-version": "2025-11-25"})
+            for body in bodies
+        ]
+        pool.shutdown(wait=False)
+        eventually(
+            lambda: sum("tool_name=<big>" in line and "mcp tools/call" in line for line in served.lines) >= 4,
+            timeout=DEADLINE,
+            message="4 calls of big never started",
+        )
+        served.process.send_signal(signal.SIGTERM)
+        results = [result_of(future.result(DEADLINE)) for future in futures]
+        assert exit_status(served) == 0
+    assert [len(result["content"][0]["text"]) for result in results] == [size] * 4
