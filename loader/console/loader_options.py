@@ -36,6 +36,8 @@ __all__ = [
 ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check")
 """The commands that run tool code, and so can run it in worker processes."""
 _WORKER_MODES: Final = ("process", "sandbox")
+_DEFAULT_CPU_SECONDS: Final = LoaderConfig().sandbox_call_cpu_seconds
+_DEFAULT_MAX_FILE_MB: Final = LoaderConfig().sandbox_max_file_mb
 
 
 def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +108,36 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
         help="start even where the kernel cannot enforce a layer of the sandbox, with a warning naming "
         "the layers that are off (default: refuse to start)",
     )
+    group.add_argument(
+        "--sandbox-cpu-seconds",
+        type=float,
+        default=None,
+        metavar="N",
+        help=f"CPU seconds one call may use; a call past it loses its worker and gets an error result "
+        f"(default: {_DEFAULT_CPU_SECONDS:g}; 0: no limit)",
+    )
+    group.add_argument(
+        "--sandbox-max-file-mb",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"the largest file a tool may write, in MB; a larger write fails with EFBIG "
+        f"(default: {_DEFAULT_MAX_FILE_MB}; 0: no limit)",
+    )
+
+
+def _sandbox_limits(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
+    """``config`` with ``--sandbox-cpu-seconds`` and ``--sandbox-max-file-mb`` (0: no limit)."""
+    cpu = getattr(args, "sandbox_cpu_seconds", None)
+    file_mb = getattr(args, "sandbox_max_file_mb", None)
+    for flag, value in (("--sandbox-cpu-seconds", cpu), ("--sandbox-max-file-mb", file_mb)):
+        if value is not None and not value >= 0:  # not >= also refuses nan
+            raise UsageError(f"{flag} must be a number >= 0 (0: no limit), not {value}")
+    if cpu is not None:
+        config = replace(config, sandbox_call_cpu_seconds=cpu or None)
+    if file_mb is not None:
+        config = replace(config, sandbox_max_file_mb=file_mb or None)
+    return config
 
 
 def _sandbox_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
@@ -115,8 +147,9 @@ def _sandbox_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderCon
     connects = tuple(getattr(args, "sandbox_allow_connect", []) or ())
     network = bool(getattr(args, "sandbox_allow_network", False))
     best_effort = bool(getattr(args, "sandbox_best_effort", False))
+    limits = (getattr(args, "sandbox_cpu_seconds", None), getattr(args, "sandbox_max_file_mb", None))
     if config.isolation != "sandbox":
-        if reads or writes or connects or network or best_effort:
+        if reads or writes or connects or network or best_effort or limits != (None, None):
             raise UsageError("the --sandbox-* options apply to --isolation sandbox")
         return config
     for endpoint in connects:
@@ -128,7 +161,7 @@ def _sandbox_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderCon
             if not Path(path).expanduser().exists():
                 raise UsageError(f"{flag} {path}: no such file or folder")
     return replace(
-        config,
+        _sandbox_limits(args, config),
         sandbox_allow_read=reads,
         sandbox_allow_write=writes,
         sandbox_allow_connect=connects,

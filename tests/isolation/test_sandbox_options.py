@@ -171,10 +171,26 @@ def test_the_command_takes_the_sandbox_options(place: Path) -> None:
     assert allowed.returncode == 0 and "extra data" in allowed.stdout, allowed.stderr
 
 
+def test_the_command_takes_the_sandbox_limits(place: Path) -> None:
+    tools = str(place / "tools")
+    sandbox = ("--dir", tools, "--isolation", "sandbox")
+    big = json.dumps({"kind": "big_file", "target": "2"})
+    assert "big file written" in _cli("call", "touch", big, *sandbox).stdout
+    capped = _cli("call", "touch", big, *sandbox, "--sandbox-max-file-mb", "1")
+    assert "File too large" in capped.stdout, capped.stdout + capped.stderr
+    spin = json.dumps({"kind": "spin", "target": "30"})
+    stopped = _cli("call", "touch", spin, *sandbox, "--sandbox-cpu-seconds", "0.5")
+    assert "SIGXCPU" in stopped.stdout + stopped.stderr, stopped.stdout + stopped.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--sandbox-allow-read", "/"], "apply to --isolation sandbox"),
+        (["--sandbox-max-file-mb", "1"], "apply to --isolation sandbox"),
+        (["--isolation", "process", "--sandbox-cpu-seconds", "1"], "apply to --isolation sandbox"),
+        (["--isolation", "sandbox", "--sandbox-cpu-seconds", "-1"], "--sandbox-cpu-seconds must be"),
+        (["--isolation", "sandbox", "--sandbox-max-file-mb", "-5"], "--sandbox-max-file-mb must be"),
         (["--isolation", "process", "--sandbox-allow-network"], "apply to --isolation sandbox"),
         (["--isolation", "sandbox", "--sandbox-allow-write", "/no/such/folder"], "/no/such/folder"),
         (["--isolation", "sandbox", "--sandbox-allow-connect", "example.com"], "HOST:PORT"),
