@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from agent_drivers.pydantic_ai_driver import PydanticAIDriver
-from live_agents import Brain, fuzz_plan, mixed_calls, rewriting, versioned_tool
+from live_agents import Brain, fuzz_plan, mixed_calls, offered_version, rewriting, versioned_tool
 from support import MakeLoader, write
 
 from loader.integrations.pydantic_ai import LiveToolset
@@ -27,5 +27,8 @@ def test_concurrent_runs_keep_their_own_step_snapshots(tools_dir: Path, make_loa
     with rewriting(path, "ver", start=0):
         asyncio.run(both())
     for brain in brains:
-        assert len(brain.answered()) == 10
+        answered = brain.answered()
+        assert len(answered) == 10
         assert mixed_calls(brain) == []
+        # Every step was offered a newer version: a run stuck at its first snapshot has no mixed calls.
+        assert len({offered_version(step.offered["ver"]) for step, _, _ in answered}) == 10
