@@ -1,7 +1,7 @@
 """Benchmark: from a save until an agent's next step is offered the new version, per agent framework.
 
 Each framework's agent (built once, as its adapter is meant to be used) runs
-with the fake model of the test suite (``tests/integrations/test_<framework>.py``,
+with the fake model of the test suite (``tests/agent_drivers/<framework>_driver.py``,
 which is why this benchmark needs the ``test`` extra): a scripted model that
 calls one tool at every step, back to back, with no model latency. A run's
 first step saves a new version of that tool's file (open, write, close); the
@@ -56,12 +56,24 @@ TIMEOUT = 5.0
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 FRAMEWORKS: dict[str, tuple[str, str, str]] = {
-    "langchain": ("LangChain v1 (create_agent + LiveToolsMiddleware)", "test_langchain", "LangChainDriver"),
-    "openai_agents": ("OpenAI Agents SDK (LiveAgent)", "test_openai_agents", "OpenAIAgentsDriver"),
-    "pydantic_ai": ("pydantic-ai (LiveToolset)", "test_pydantic_ai", "PydanticAIDriver"),
-    "google_adk": ("Google ADK (LiveToolset)", "test_google_adk", "GoogleADKDriver"),
-    "llama_index": ("LlamaIndex (FunctionAgent + LiveToolRetriever)", "test_llama_index", "LlamaIndexDriver"),
-    "smolagents": ("smolagents (LiveTools.attach)", "test_smolagents", "SmolagentsDriver"),
+    "langchain": (
+        "LangChain v1 (create_agent + LiveToolsMiddleware)",
+        "agent_drivers.langchain_driver",
+        "LangChainDriver",
+    ),
+    "openai_agents": (
+        "OpenAI Agents SDK (LiveAgent)",
+        "agent_drivers.openai_agents_driver",
+        "OpenAIAgentsDriver",
+    ),
+    "pydantic_ai": ("pydantic-ai (LiveToolset)", "agent_drivers.pydantic_ai_driver", "PydanticAIDriver"),
+    "google_adk": ("Google ADK (LiveToolset)", "agent_drivers.google_adk_driver", "GoogleADKDriver"),
+    "llama_index": (
+        "LlamaIndex (FunctionAgent + LiveToolRetriever)",
+        "agent_drivers.llama_index_driver",
+        "LlamaIndexDriver",
+    ),
+    "smolagents": ("smolagents (LiveTools.attach)", "agent_drivers.smolagents_driver", "SmolagentsDriver"),
 }
 """Adapter key -> (label, the test module holding its driver, the driver class)."""
 
@@ -116,10 +128,9 @@ class _SavePlan:
 
 
 def _import_drivers() -> Any:
-    """The test suite's helpers (its fakes live there): ``tests`` and ``tests/integrations`` on the path."""
-    for folder in (TESTS, TESTS / "integrations"):
-        if str(folder) not in sys.path:
-            sys.path.insert(0, str(folder))
+    """The test suite's helpers (its fakes live there): ``tests`` on the path."""
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
     return importlib.import_module("live_agents")
 
 

@@ -1,7 +1,8 @@
-"""What the framework adapter tests share: a scripted "model", versioned tool files, the live and fuzz plans.
+"""What the framework adapter tests share: a scripted "model", versioned tool files, the plans, the driver base.
 
-Each framework's test builds its own fake model (the framework's test-model
-facility, no network) around a ``Brain``: on every model call the fake tells
+Each framework's driver (``tests/agent_drivers/``) builds the framework's
+real agent around its own fake model (the framework's test-model facility,
+no network) and a ``Brain``: on every model call the fake tells
 the brain which tools it was offered (name -> description) and which results
 came back (call id -> text, error flag), and answers with the calls the brain
 returns (none: a final answer). A plan decides those calls, and may change
@@ -21,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from support import eventually, write
 
@@ -33,17 +34,24 @@ __all__ = [
     "CALL_TIMEOUT",
     "FAILING_CALLS",
     "FAILING_TOOLS",
+    "MEDIA_CALLS",
+    "MEDIA_TOOLS",
+    "WEATHER_TOOL",
     "Brain",
     "Call",
     "Driver",
+    "Offer",
+    "Plan",
     "Result",
     "Step",
     "check_failures",
     "failing_tools_loader",
+    "first_step",
     "fuzz_plan",
     "live_plan",
     "mixed_calls",
     "offered_version",
+    "own_greet",
     "result_version",
     "rewriting",
     "versioned_tool",
@@ -88,6 +96,55 @@ FAILING_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 CALL_TIMEOUT = 0.3
 """The call timeout the failing-tools tests give their registry."""
+
+
+WEATHER_TOOL = '''
+from typing import Literal
+from loader import tool
+
+@tool
+def weather(city: str, days: int = 1, unit: Literal["C", "F"] = "C") -> str:
+    """Forecast for a city.
+
+    Args:
+        city: Where.
+        days: How many days ahead.
+        unit: Celsius or Fahrenheit.
+    """
+    return f"{city} {days} {unit}"
+'''
+"""A tool with a default, an enum and documented arguments: what the offered JSON schema must keep."""
+
+MEDIA_TOOLS = '''
+from loader import tool
+
+@tool
+def stats(who: str) -> dict:
+    """Numbers."""
+    return {"who": who, "count": 3}
+
+@tool
+def picture(who: str) -> dict:
+    """A picture."""
+    return {"status": "success", "content": [
+        {"text": "a dot for " + who},
+        {"image": {"format": "png", "source": {"bytes": b"PNGDATA"}}},
+    ]}
+'''
+"""A tool answering JSON and one answering text and an image: what each framework makes of them."""
+
+MEDIA_CALLS: list[tuple[str, dict[str, Any]]] = [("stats", {"who": "gi"}), ("picture", {"who": "ha"})]
+"""One step's calls of ``MEDIA_TOOLS``."""
+
+
+def own_greet() -> Callable[[str], str]:
+    """A plain function named ``greet``: the agent's own tool, whose name a live tool file also uses."""
+
+    def greet(who: str) -> str:
+        """The agent's own greeting."""
+        return f"own greeting for {who}"
+
+    return greet
 
 
 def failing_tools_loader(folder: Path, make_loader: Callable[..., ToolLoader]) -> ToolLoader:
@@ -148,6 +205,11 @@ Plan = Callable[["Brain", Step], list[tuple[str, dict[str, Any]]]]
 """Given the brain (its history) and the step just offered, the calls to make (none: answer and stop)."""
 
 
+def first_step(*calls: tuple[str, dict[str, Any]]) -> Plan:
+    """Make ``calls`` at the first step, then answer."""
+    return lambda brain, step: list(calls) if step.index == 0 else []
+
+
 class Brain:
     """The scripted side of a fake model: records every step's offer, calls and the results that came back."""
 
@@ -195,11 +257,65 @@ def mixed_calls(brain: Brain) -> list[tuple[int, str, int, int]]:
     return mixed
 
 
-class Driver(Protocol):
-    """One framework's agent, built once around a loader and a brain-driven fake model."""
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One tool as the framework put it to the model."""
+
+    description: str
+    parameters: dict[str, Any]
+
+
+class Driver:
+    """One framework's agent, built once around a loader and a brain-driven fake model.
+
+    ``tests/integrations/test_every_framework.py`` runs the same scenarios
+    through every driver; the ``check_*`` hooks hold what only some frameworks
+    add to a scenario (the default adds nothing), so a scenario is written once
+    and still says everything each framework promises.
+    """
+
+    failing_steps = 1
+    """How many steps ``failing_plan`` spreads ``FAILING_CALLS`` over."""
 
     def run(self, brain: Brain, max_steps: int) -> None:
         """Run the agent once (a fresh conversation) until the brain stops calling tools."""
+        raise NotImplementedError
+
+    @staticmethod
+    def own_greet() -> Any:
+        """``own_greet`` as this framework's own tool, for the agent's tool list."""
+        raise NotImplementedError("this framework's agents take no own tool named like a live one")
+
+    def results(self, brain: Brain) -> dict[str, tuple[str, bool]]:
+        """Each call's result as the model saw it: its text and whether the framework marked it an error."""
+        return {call_id: (result.text, result.error) for call_id, result in brain.results.items()}
+
+    def offered(self, name: str) -> Offer:
+        """Tool ``name`` as the last model call was offered it."""
+        raise NotImplementedError(f"{type(self).__name__} does not show the offered schemas")
+
+    def failing_plan(self, brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        """``FAILING_CALLS`` in ``failing_steps`` steps (most frameworks: all in the first)."""
+        return FAILING_CALLS if step.index == 0 else []
+
+    def between_runs(self) -> None:
+        """What a user must do for an edit made between two runs to show at the next run's first step."""
+
+    def check_live_run(self) -> None:
+        """What else holds after ``live_plan`` ran."""
+
+    def check_offer(self, name: str) -> None:
+        """What else holds of how tool ``name`` was offered."""
+
+    def check_error_path(self) -> None:
+        """How the framework marked the ``FAILING_CALLS`` results as errors."""
+
+    def check_media(self) -> None:
+        """What the framework made of the ``MEDIA_CALLS`` results (call_1: stats for gi, call_2: picture for ha)."""
+        raise NotImplementedError(f"{type(self).__name__} has no media results to check")
+
+    def check_own_tool(self) -> None:
+        """What else holds after the agent's own ``greet`` won over the live one."""
 
 
 def wait_serving(loader: ToolLoader, name: str, version: int | None) -> None:

@@ -1,0 +1,147 @@
+"""The scenarios every framework adapter must pass, each written once and run through every framework's driver.
+
+Each driver (``tests/agent_drivers/``) runs the framework's real agent loop
+around a scripted fake model (no network); see ``live_agents`` for the brain,
+the plans and the versioned tool files. What only one framework has stays in
+its own module (``test_langchain.py`` ...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_drivers import Agent, agents
+from live_agents import (
+    MEDIA_CALLS,
+    MEDIA_TOOLS,
+    WEATHER_TOOL,
+    Brain,
+    check_failures,
+    failing_tools_loader,
+    first_step,
+    fuzz_plan,
+    live_plan,
+    mixed_calls,
+    offered_version,
+    rewriting,
+    versioned_tool,
+    wait_serving,
+)
+from support import MakeLoader, write
+
+from loader.integrations.live import input_schema
+
+# LlamaIndex's workflows find their steps with inspect.getmembers on the (pydantic) agent, which
+# touches pydantic's deprecated attributes: upstream noise, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")
+
+
+@pytest.mark.parametrize("agent", agents(modes=True))
+def test_a_save_mid_run_is_seen_at_the_next_step(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    loader = make_loader(tools_dir)
+    driver = agent.build(loader)
+    brain = Brain(live_plan(tools_dir, loader))
+    driver.run(brain, max_steps=5)
+
+    assert [step.offered for step in brain.steps] == [
+        {"greet": "greet version 1."},
+        {"farewell": "farewell version 1.", "greet": "greet version 2."},
+        {"greet": "greet version 2."},
+    ]
+    assert driver.results(brain) == {
+        "call_1": ("greet v1 for ada", False),  # offered v1; v2 was live by the time it ran
+        "call_2": ("greet v2 for bo", False),
+        "call_3": ("farewell v1 for cy", False),  # offered before its file was deleted
+    }
+    assert mixed_calls(brain) == []
+    driver.check_live_run()
+
+    # The same agent, a new run: a change made between runs shows at the first step.
+    write(tools_dir / "greet.py", versioned_tool("greet", 3))
+    wait_serving(loader, "greet", 3)
+    driver.between_runs()
+    again = Brain(first_step(("greet", {"who": "di"})))
+    driver.run(again, max_steps=3)
+    assert again.steps[0].offered == {"greet": "greet version 3."}
+    assert driver.results(again) == {"call_1": ("greet v3 for di", False)}
+
+
+# smolagents offers its own types, not the JSON schema: test_smolagents.py checks its inputs.
+@pytest.mark.parametrize("agent", agents(without=["smolagents"]))
+def test_the_offered_schema_is_the_tools_json_schema(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "weather.py", WEATHER_TOOL)
+    loader = make_loader(tools_dir, watch=False)
+    driver = agent.build(loader)
+    brain = Brain(first_step(("weather", {"city": "Oslo", "unit": "F"})))
+    driver.run(brain, max_steps=3)
+    weather = loader.registry.get("weather")
+    assert weather is not None
+    offered = driver.offered("weather")
+    assert offered.parameters == input_schema(weather)
+    assert offered.description == weather.tool_spec["description"]
+    driver.check_offer("weather")
+    assert driver.results(brain) == {"call_1": ("Oslo 1 F", False)}
+
+
+@pytest.mark.parametrize("agent", agents(modes=True))
+def test_failing_tools_come_back_as_error_results_and_the_run_goes_on(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    loader = failing_tools_loader(tools_dir, make_loader)
+    driver = agent.build(loader)
+    brain = Brain(driver.failing_plan)
+    driver.run(brain, max_steps=6)
+    assert len(brain.steps) == driver.failing_steps + 1  # the model was asked again after the failures
+    check_failures(driver.results(brain))
+    driver.check_error_path()
+
+
+# LlamaIndex's agent takes its own tools beside the live ones: test_llama_index.py checks them.
+@pytest.mark.parametrize("agent", agents(without=["llama_index"]))
+def test_the_agents_own_tool_wins_a_name_clash(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    write(tools_dir / "farewell.py", versioned_tool("farewell", 1))
+    loader = make_loader(tools_dir, watch=False)
+    driver = agent.build(loader, own_greet=True)
+    brain = Brain(first_step(("greet", {"who": "fa"})))
+    driver.run(brain, max_steps=3)
+    assert brain.steps[0].offered == {"greet": "The agent's own greeting.", "farewell": "farewell version 1."}
+    assert driver.results(brain) == {"call_1": ("own greeting for fa", False)}
+    driver.check_own_tool()
+
+
+# Google ADK and smolagents hand the model text only.
+@pytest.mark.parametrize("agent", agents(without=["google_adk", "smolagents"]))
+def test_json_and_image_results_become_the_frameworks_content(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "media.py", MEDIA_TOOLS)
+    loader = make_loader(tools_dir, watch=False)
+    driver = agent.build(loader)
+    driver.run(Brain(first_step(*MEDIA_CALLS)), max_steps=3)
+    driver.check_media()
+
+
+@pytest.mark.parametrize("agent", agents())
+def test_fuzz_every_call_runs_the_version_its_step_offered(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    path = write(tools_dir / "ver.py", versioned_tool("ver", 0))
+    loader = make_loader(tools_dir)
+    driver = agent.build(loader)
+    brain = Brain(fuzz_plan(loader, "ver", steps=50))
+    with rewriting(path, "ver", start=0) as written:
+        driver.run(brain, max_steps=60)
+    answered = brain.answered()
+    assert len(answered) == 50
+    assert mixed_calls(brain) == []
+    assert len({offered_version(step.offered["ver"]) for step, _, _ in answered}) == 50  # newer every step
+    assert written() > 50
