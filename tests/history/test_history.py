@@ -536,22 +536,36 @@ def save(version):
         assert time.monotonic() < deadline, f"{version} never went live"
         time.sleep(0.01)
 
+def settled(check, what):
+    # A version is handed to the recorder after it goes live, so a flush right after a
+    # version answers may come before its record is queued: wait for the outcome itself.
+    deadline = time.monotonic() + 30
+    while not (recorder.flush(30) and check()):
+        assert time.monotonic() < deadline, f"history never showed {what}"
+        time.sleep(0.01)
+
+def kept():
+    store = recorder.store_for(path)
+    return [v.content.decode().rsplit('return "', 1)[1][:2] for v in store.versions("calc")]
+
+def noted():
+    store = recorder.store_for(path)
+    return sum(e.count for e in store.events() if e.kind is HistoryEventKind.DROPPED)
+
 path.write_text(SOURCE.format("v0"))
 recorder = HistoryRecorder(state)
 with ToolLoader([folder], plugins=[recorder]) as loader:
-    assert recorder.flush(30)
+    settled(lambda: kept() == ["v0"], "v0")
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
-    for version in ("v1", "v2", "v3"):
+    for count, version in enumerate(("v1", "v2", "v3"), start=1):
         save(version)
-        assert recorder.flush(30)
+        settled(lambda: recorder.dropped >= count, f"{version} dropped")
     full_drops = recorder.dropped
     resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     save("v4")
-    assert recorder.flush(30)
-    store = recorder.store_for(path)
-    noted = sum(e.count for e in store.events() if e.kind is HistoryEventKind.DROPPED)
-    kept = [v.content.decode().rsplit('return "', 1)[1][:2] for v in store.versions("calc")]
+    settled(lambda: "v4" in kept() and noted() > 0, "v4 and the note of the drops")
+    noted, kept = noted(), kept()
     recorder.close()
 print(json.dumps({
     "full_drops": full_drops,
