@@ -114,7 +114,11 @@ class HistoryRecorder:
                 raise HistoryError(f"cannot open the tool history {path} for {root}: {exc}") from exc
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until every version announced so far is written; False on timeout."""
+        """Wait until every version announced so far is written; False on timeout.
+
+        A version is announced to the recorder just after it goes live, so a caller that has
+        just seen a new version answer may flush before it is announced.
+        """
         return self._writer.flush(timeout)
 
     def record_serving(self) -> None:
