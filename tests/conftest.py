@@ -48,6 +48,12 @@ def private_bytecode_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """The event loop of every ``pytest.mark.anyio`` test: asyncio, which the loader and the MCP SDK run on."""
+    return "asyncio"
+
+
+@pytest.fixture
 def tools_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "tools"
     folder.mkdir()

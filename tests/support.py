@@ -15,12 +15,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "CI_ENV",
@@ -137,6 +140,15 @@ def call_text(loader: ToolLoader, name: str, input: dict[str, Any] | None = None
     result = loader.registry.invoke(name, input or {})
     content = result["content"][0]
     return str(content.get("text", content.get("json")))
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of an MCP call result's first block (which must be text)."""
+    import mcp_types as types  # imported here: only the MCP tests need the SDK
+
+    block = result.content[0]
+    assert isinstance(block, types.TextContent), block
+    return block.text
 
 
 def cli_env() -> dict[str, str]:

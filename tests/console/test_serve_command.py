@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from serving import serve_http, server_env
-from support import write
+from support import text_of, write
 
 from loader.console.cli import build_parser, main
 
@@ -63,11 +63,6 @@ def echo(text: str) -> str:
 '''
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def serve_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "loader", "serve", *args]
 
@@ -105,12 +100,6 @@ async def watching(client: Client, counter: ChangeCounter) -> AsyncIterator[None
             group.cancel_scope.cancel()
     else:
         yield
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def names(client: Client) -> list[str]:

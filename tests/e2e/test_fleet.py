@@ -24,14 +24,13 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
-import mcp_types as types
 import pytest
 import support
 from gitsync import ConfigMapSync, CopySync, GitSync, Publisher, git
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from serving import Served, get, serve_http
-from support import require
+from support import require, text_of
 
 from loader.fingerprint import tool_set_fingerprint
 from loader.mcp import FINGERPRINT_META_KEY
@@ -53,11 +52,6 @@ def version(caller: str) -> str:
     """Say which version of the tool answered."""
     return "{version}:" + caller
 '''
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def free_port() -> int:
@@ -140,12 +134,6 @@ class Roll:
 
     answers: list[tuple[str, str]] = field(default_factory=list)  # (fingerprint, text)
     failures: list[str] = field(default_factory=list)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def ready_fingerprint(served: Served) -> str:

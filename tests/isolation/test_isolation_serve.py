@@ -6,11 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import write
+from support import text_of, write
 
 pytestmark = pytest.mark.anyio
 
@@ -36,17 +35,6 @@ def echo(text: str) -> str:
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 async def test_a_crashing_call_is_an_error_and_the_server_keeps_serving(
     tools_dir: Path, tmp_path: Path
 ) -> None:
@@ -65,7 +53,7 @@ async def test_a_crashing_call_is_an_error_and_the_server_keeps_serving(
             for _ in range(2):
                 crashed = await client.call_tool("crash", {})
                 assert crashed.is_error is True
-                assert "crashed its worker process (it exited with status 7)" in _text(crashed)
+                assert "crashed its worker process (it exited with status 7)" in text_of(crashed)
                 echoed = await client.call_tool("echo", {"text": "still here"})
-                assert echoed.is_error is not True and _text(echoed) == "still here"
+                assert echoed.is_error is not True and text_of(echoed) == "still here"
     assert "printed by echo" in log_path.read_text()

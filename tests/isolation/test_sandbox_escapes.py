@@ -28,11 +28,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import FAST, call_text
+from support import FAST, call_text, text_of
 
 from loader.isolation.sandbox import probe
 from loader.reload.loader import ToolLoader
@@ -365,17 +364,6 @@ def test_each_attack_succeeds_in_process_mode(
         loader.close()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 @pytest.mark.anyio
 async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, tmp_path: Path) -> None:
     params = StdioServerParameters(
@@ -387,11 +375,11 @@ async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, 
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             legit = await client.call_tool("legit", {"n": 10})
-            assert _text(legit) == LEGIT_ANSWER
+            assert text_of(legit) == LEGIT_ANSWER
             for kind, target in (("read", str(place / "secret.txt")), ("bind", ""), ("unshare", "")):
-                answer = _text(await client.call_tool("attack", {"kind": kind, "target": target}))
+                answer = text_of(await client.call_tool("attack", {"kind": kind, "target": target}))
                 _denied(answer, kind)
-            assert _text(await client.call_tool("legit", {"n": 10})) == LEGIT_ANSWER
+            assert text_of(await client.call_tool("legit", {"n": 10})) == LEGIT_ANSWER
 
 
 _UNPRIVILEGED = """

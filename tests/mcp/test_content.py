@@ -22,11 +22,6 @@ PNG = base64.b64decode(
 WAV = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 

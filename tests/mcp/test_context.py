@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
+from support import text_of
 
 from loader import ModelAnswer, RootsAnswer, ToolContext, tool
 from loader.mcp import MCPToolServer
@@ -28,11 +29,6 @@ pytestmark = pytest.mark.anyio
 
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 MODES = ["legacy", "2026-07-28"]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @tool(context=True)
@@ -140,12 +136,6 @@ async def connect(
         yield client
 
 
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), block
-    return block.text
-
-
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", ["steps", "asteps"])
 async def test_progress_reaches_the_client_in_order_before_the_result(
@@ -158,7 +148,7 @@ async def test_progress_reaches_the_client_in_order_before_the_result(
 
     async with connect(server, mode, Answers()) as client:
         result = await client.call_tool(name, {}, progress_callback=on_progress)
-    assert text(result) == "done"
+    assert text_of(result) == "done"
     assert updates == [(0, 100, "step 0"), (50, 100, "step 50"), (100, 100, "step 100")]
 
 
@@ -193,7 +183,7 @@ async def test_a_sync_tool_asks_the_user_twice(server: MCPToolServer, mode: str)
     answers = Answers()
     async with connect(server, mode, answers) as client:
         result = await client.call_tool("two_questions", {})
-    assert text(result) == "Ada and Grace", result
+    assert text_of(result) == "Ada and Grace", result
     assert answers.asked == ["First name?", "Second name?"]
 
 
@@ -202,7 +192,7 @@ async def test_an_async_tool_asks_the_model_and_the_roots(server: MCPToolServer,
     answers = Answers()
     async with connect(server, mode, answers) as client:
         result = await client.call_tool("model_and_roots", {})
-    assert text(result) == "Paris from test-model; roots ['file:///work']", result
+    assert text_of(result) == "Paris from test-model; roots ['file:///work']", result
     assert answers.asked == ["model", "roots"]
 
 
@@ -240,7 +230,7 @@ async def test_an_undeclared_capability_is_an_error_result_in_2025_and_refused_i
     async with Client(server.server, mode="legacy") as client:
         result = await client.call_tool("needs_model", {})
     assert result.is_error
-    assert text(result) == (
+    assert text_of(result) == (
         "Error: ContextUnavailableError - cannot ask the model: "
         "the MCP client did not declare the 'sampling' capability"
     )
@@ -254,9 +244,9 @@ async def test_an_undeclared_capability_is_an_error_result_in_2025_and_refused_i
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_can_check_what_the_client_can_answer(server: MCPToolServer, mode: str) -> None:
     async with Client(server.server, mode=mode) as client:
-        assert text(await client.call_tool("polite", {})) == "nobody to ask"
+        assert text_of(await client.call_tool("polite", {})) == "nobody to ask"
     async with connect(server, mode, Answers()) as client:
-        assert text(await client.call_tool("polite", {})) == "accept: {'name': 'Ada'}"
+        assert text_of(await client.call_tool("polite", {})) == "accept: {'name': 'Ada'}"
 
 
 async def test_a_question_left_unanswered_when_the_client_cancels_does_not_hang_the_tool(
@@ -276,7 +266,7 @@ async def test_a_question_left_unanswered_when_the_client_cancels_does_not_hang_
         with pytest.raises(asyncio.CancelledError):
             await call
         # the server goes on answering this client
-        assert text(await client.call_tool("steps", {})) == "done"
+        assert text_of(await client.call_tool("steps", {})) == "done"
 
 
 async def test_a_sync_tool_waiting_for_an_answer_holds_up_no_other_call(server: MCPToolServer) -> None:
@@ -292,7 +282,7 @@ async def test_a_sync_tool_waiting_for_an_answer_holds_up_no_other_call(server: 
         waiting = asyncio.create_task(client.call_tool("two_questions", {}))
         await asyncio.wait_for(asked.wait(), 20)
         # the tool's thread waits for the client; the server's loop goes on serving
-        assert text(await client.call_tool("steps", {})) == "done"
+        assert text_of(await client.call_tool("steps", {})) == "done"
         assert not waiting.done()
         release.set()
-        assert text(await asyncio.wait_for(waiting, 20)) == "Ada and Ada"
+        assert text_of(await asyncio.wait_for(waiting, 20)) == "Ada and Ada"

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from pydantic import FileUrl
 from serving import serve_http
-from support import MakeLoader, write
+from support import MakeLoader, text_of, write
 
 from loader.mcp import MCPToolServer
 
@@ -58,11 +58,6 @@ async def ask_model(tool_context: ToolContext) -> str:
     return f"{reply.text} / {[root.uri for root in roots]}"
 ''',
 }
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(params=["thread", "process"])
@@ -110,12 +105,6 @@ class Client_:
         }
 
 
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), block
-    return block.text
-
-
 async def exercise(connect: Callable[[str, Client_], Client], modes: tuple[str, ...] = MODES) -> None:
     """Both tools in each era against one server."""
     for mode in modes:
@@ -125,8 +114,8 @@ async def exercise(connect: Callable[[str, Client_], Client], modes: tuple[str, 
                 "ask_name", {"greeting": "hello"}, progress_callback=answers.on_progress
             )
             modelled = await client.call_tool("ask_model", {}, progress_callback=answers.on_progress)
-        assert text(asked) == "hello Ada", (mode, asked)
-        assert text(modelled) == "Paris / ['file:///work']", (mode, modelled)
+        assert text_of(asked) == "hello Ada", (mode, asked)
+        assert text_of(modelled) == "Paris / ['file:///work']", (mode, modelled)
         assert (1, 2, "asking") in answers.progress and (2, 2, "answered") in answers.progress, mode
         assert answers.progress[-1] == (1, 1, None), mode
         # 2026-07-28 runs the tool again for the round that brings the answer, so what it sent

@@ -39,11 +39,6 @@ def echo(text: str) -> str:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def served_dir(tools_dir: Path) -> Path:
     write(tools_dir / "greet.py", GREET)
     write(tools_dir / "echo.py", ECHO)

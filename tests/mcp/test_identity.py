@@ -16,7 +16,7 @@ import mcp_types as types
 import pytest
 import rfc8785
 from mcp import Client
-from support import FAST, eventually, write
+from support import FAST, eventually, text_of, write
 
 from loader.mcp import MCPToolServer
 from loader.mcp.identity import RecentVersions
@@ -29,11 +29,6 @@ from loader.tools.function_tool import FunctionTool
 pytestmark = pytest.mark.anyio
 
 RAN: list[str] = []
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def forecast(city: str) -> str:
@@ -76,12 +71,6 @@ def pin(digest: str) -> types.RequestParamsMeta:
 
 def listed_digests(result: types.ListToolsResult) -> dict[str, str]:
     return {tool.name: (tool.meta or {})[DIGEST_META_KEY] for tool in result.tools}
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), block
-    return block.text
 
 
 @pytest.fixture

@@ -14,11 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import write
+from support import text_of, write
 
 from loader.calls.runner import CallLimits
 from loader.mcp.server import MCPToolServer
@@ -28,17 +27,6 @@ from loader.tools.function_tool import FunctionTool
 pytestmark = pytest.mark.anyio
 
 DEADLINE = 20.0
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def quick() -> str:

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from opentelemetry import trace
 from otel_capture import Captured, captured
-from support import MakeLoader, write
+from support import MakeLoader, text_of, write
 
 from loader.mcp import MCPToolServer
 
@@ -45,12 +45,6 @@ def isolation(request: pytest.FixtureRequest) -> str:
 def telemetry() -> Iterator[Captured]:
     with captured() as found:
         yield found
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), block
-    return block.text
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -31,11 +31,6 @@ pytestmark = pytest.mark.anyio
 ISSUER = "https://idp.example.invalid"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class IntrospectionStandIn:
     """What an identity provider's introspection would say about three tokens."""
 

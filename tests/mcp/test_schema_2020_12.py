@@ -40,11 +40,6 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @tool(name="function_style", input_schema=SCHEMA)
 def function_style(**contact: Any) -> str:
     """A function tool."""

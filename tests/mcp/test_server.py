@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.server import Server
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel
+from support import text_of
 
 from loader.mcp import FINGERPRINT_META_KEY, MCPToolServer, to_call_tool_result, to_mcp_tool
 from loader.registry.tool_registry import ToolRegistry
@@ -32,11 +33,6 @@ pytestmark = pytest.mark.anyio
 
 LEGACY = "2025-11-25"
 MODERN = LATEST_MODERN_VERSION
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class Forecast(BaseModel):
@@ -117,13 +113,6 @@ async def legacy_client(server: MCPToolServer) -> AsyncIterator[tuple[Client, No
     notes = Notes()
     async with Client(server.server, mode="legacy", message_handler=notes) as client:
         yield client, notes
-
-
-def _text_of(result: types.CallToolResult) -> str:
-    """The text of a call result's first block (which must be text)."""
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), block
-    return block.text
 
 
 def dumped(tool: types.Tool) -> dict[str, Any]:
@@ -368,12 +357,12 @@ async def test_a_blocking_sync_tool_does_not_hold_up_other_calls(registry: ToolR
 
         async def call_slow() -> None:
             result = await client.call_tool("slow", {})
-            finished.append(_text_of(result))
+            finished.append(text_of(result))
 
         group.start_soon(call_slow)
         await in_thread(started.wait, 20)
         fast = await client.call_tool("add", {"a": 1, "b": 1})
-        finished.append(_text_of(fast))
+        finished.append(text_of(fast))
         release.set()
     assert finished == ["2", "slow done"]
 
@@ -445,7 +434,7 @@ async def test_a_changed_tool_is_called_in_its_new_version(
         return f"HELLO {name.upper()}"
 
     async with legacy_client(server) as (client, notes):
-        assert _text_of(await client.call_tool("greet", {"name": "ada"})) == "hello ada"
+        assert text_of(await client.call_tool("greet", {"name": "ada"})) == "hello ada"
         await in_thread(registry.replace, FunctionTool(greet_v2, name="greet"))
         await until(notes.tools_changed)
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import TextIO
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from serving import server_env
-from support import write
+from support import text_of, write
 
 pytestmark = pytest.mark.anyio
 
@@ -60,11 +59,6 @@ def echo(text: str) -> str:
 '''
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def params(tools: Path, cwd: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
@@ -72,12 +66,6 @@ def params(tools: Path, cwd: Path, *extra: str) -> StdioServerParameters:
         env=server_env(),
         cwd=str(cwd),
     )
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 @pytest.mark.parametrize("isolation", ISOLATION)
