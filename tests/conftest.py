@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from smoke import SMOKE
 from support import FAST
 
 from loader.reload.loader import ToolLoader
@@ -91,3 +92,14 @@ def make_loader(isolation: str | None) -> Iterator[Callable[..., ToolLoader]]:
     yield build
     for loader in loaders:
         loader.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that tests/smoke.py names (a file, or a test in it with its parameters)."""
+    tests = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(tests):
+            continue
+        node = item.path.relative_to(tests).as_posix() + "::" + item.name
+        if any(node == entry or node.startswith(entry + "::") for entry in SMOKE):
+            item.add_marker(pytest.mark.smoke)

@@ -75,6 +75,24 @@ def require(present: bool, missing: str, install: str, *, module_level: bool = F
     pytest.skip(f"{missing} ({install})", allow_module_level=module_level)
 
 
+AS_NOBODY = ("--reuid=65534", "--regid=65534", "--clear-groups")
+"""``setpriv`` options that run a command as the unprivileged user ``nobody``."""
+
+
+def interpreter_for_nobody(setpriv: str, env: dict[str, str]) -> str | None:
+    """An interpreter of this Python version that the unprivileged user can run with this ``sys.path``
+    (a pyenv or venv interpreter under ``/root`` is not; the system's usually is)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        if not os.path.exists(candidate):
+            continue
+        check = "import subprocess, sys, loader, mcp; subprocess.run([sys.executable, '-c', ''], check=True)"
+        command = [setpriv, *AS_NOBODY, candidate, "-c", check]
+        if subprocess.run(command, capture_output=True, env=env, cwd="/", timeout=60).returncode == 0:
+            return candidate
+    return None
+
+
 def require_module(name: str, install: str) -> ModuleType:
     """``import name`` for a test module, under ``require``'s rules (called at module level)."""
     try:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import anyio
 import pytest
+from support import AS_NOBODY, interpreter_for_nobody, require
 
 from loader.mcp.auth import TOKEN_CLIENT_ID, TokenFileError, TokenFileVerifier
 
@@ -84,7 +89,8 @@ def test_revoking_every_token_fails_closed_and_says_so(
 ) -> None:
     """Emptying, commenting out, locking or deleting the file leaves no token accepted, with one error logged."""
     if how == "unreadable" and os.geteuid() == 0:
-        pytest.skip("root reads a file whatever its mode")
+        _unreadable_as_nobody()  # root reads a file whatever its mode: the unprivileged user cannot
+        return
     path = tmp_path / "tokens"
     path.write_text("revoke-me\nand-me\n")
     verifier = TokenFileVerifier(path)
@@ -98,6 +104,55 @@ def test_revoking_every_token_fails_closed_and_says_so(
     assert str(path) in caplog.text
     assert verifier.problem is not None and verifier.problem.path == path
     assert len([r for r in caplog.records if r.levelno >= logging.ERROR]) == 1, "said once, not per request"
+
+
+_AS_NOBODY_CHECK = """
+import logging, pathlib, sys
+from loader.mcp.auth import TokenFileVerifier
+logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(message)s")
+path = pathlib.Path(sys.argv[1])
+path.chmod(0o644)
+verifier = TokenFileVerifier(path)
+assert verifier.accepts("revoke-me")
+path.chmod(0)
+assert not verifier.accepts("revoke-me") and not verifier.accepts("and-me") and not verifier.accepts("")
+assert verifier.problem is not None and verifier.problem.path == path
+print("revoked")
+"""
+
+
+def _unreadable_as_nobody() -> None:
+    """The "unreadable" revocation, run by the unprivileged user on a file of its own."""
+    setpriv = shutil.which("setpriv")
+    require(setpriv is not None, "setpriv is not on PATH", "apt-get install util-linux")
+    assert setpriv is not None
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if os.path.isabs(p))
+    python = interpreter_for_nobody(setpriv, env)
+    require(python is not None, "no interpreter an unprivileged user may run", "install python3 under /usr")
+    assert python is not None
+    folder = Path(tempfile.mkdtemp(prefix="tokens-"))
+    try:
+        folder.chmod(0o777)
+        path = folder / "tokens"
+        path.write_text("revoke-me\nand-me\n")
+        os.chown(path, 65534, 65534)
+        done = subprocess.run(
+            [setpriv, *AS_NOBODY, python, "-c", _AS_NOBODY_CHECK, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd="/",
+            check=False,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0 and "revoked" in done.stdout, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "no bearer token is accepted" in errors[0] and str(path) in errors[0], (
+        done.stderr
+    )
 
 
 def test_tokens_written_back_after_a_revocation_are_accepted_again(tmp_path: Path) -> None:
