@@ -223,7 +223,7 @@ class FileRecord:
         left = grace_seconds - (now - self.gone_since)
         return left if left > 0 else None
 
-    def attempted(self, content_hash: str, seconds: float) -> None:
+    def attempted(self, content_hash: str, seconds: float | None) -> None:
         """An import of ``content_hash`` ran for ``seconds`` (whatever its outcome)."""
         self.attempted_hash = content_hash
         self.load_seconds = seconds

@@ -192,13 +192,15 @@ class FileSteps:
         seconds: float,
         outcome: FileOutcome,
     ) -> None:
-        record.attempted(digest, seconds)
-        outcome.duration = seconds
         if not tools and record.discovered:
-            # Editors truncate before they write: keep the last tools for a grace period.
+            # Editors truncate before they write: keep the last tools for a grace period, and the
+            # status that describes them (an empty moment is no update anyone should hear of).
+            record.attempted(digest, record.load_seconds)
             record.start_grace(digest, time.monotonic())
             self._look_again(record.path, self._config.empty_grace)
         else:
+            record.attempted(digest, seconds)
+            outcome.duration = seconds
             self._accept(record, tools, digest)
 
     def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:

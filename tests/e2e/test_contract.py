@@ -134,6 +134,21 @@ def test_04_truncate_then_write_with_a_pause_never_drops_tools(
     assert _removed(sets, "trunc") == []
 
 
+def test_04_an_empty_moment_during_a_save_is_no_update(tools_dir: Path, make_loader: MakeLoader) -> None:
+    """The file empty between truncate and write keeps its status: the one update is the new content's."""
+    path = write(tools_dir / "trunc.py", function_tool_source("trunc", "return 'v1'"))
+    ld = make_loader(tools_dir)
+    events: list[LoaderEvent] = []
+    ld.subscribe(events.append)
+    with open(path, "w") as handle:  # truncates now
+        handle.flush()
+        threading.Event().wait(0.15)  # an editor's pause, past the debounce and within the empty grace
+        handle.write(function_tool_source("trunc", "return 'v2'"))
+    eventually(partial(_text_is, ld, "trunc", "v2"))
+    assert ld.wait_idle(10)
+    assert [event.kind for event in events] == [LoaderEventKind.UPDATED], events
+
+
 def test_04_file_that_stays_empty_or_loses_its_tools_drops_them_after_the_window(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
