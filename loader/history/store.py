@@ -217,6 +217,15 @@ def default_state_dir() -> Path:
     return Path(platformdirs.user_state_dir("tool-loader", appauthor=False))
 
 
+def _moved_on(version: NewVersion) -> bool:
+    """Whether ``version``'s file now holds other bytes (False when it cannot be read: unknown)."""
+    try:
+        data = version.file_path.read_bytes()
+    except OSError:
+        return False
+    return hashlib.sha256(data).hexdigest() != version.content_hash
+
+
 def database_path(folder: str | os.PathLike[str], state_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where the history of ``folder`` lives: ``<state>/history/<sha256(abs folder)[:16]>.sqlite3``."""
     absolute = str(Path(folder).expanduser().resolve())
@@ -297,19 +306,17 @@ class HistoryStore:
 
         The version before it is marked replaced at this version's time, and
         the spec change against it is stored; versions beyond ``keep`` are dropped.
-        ``stale`` says the file has moved on since this version was loaded: a
-        process that lags behind another then does not record an old version
-        again after a newer one.
+        A version already recorded is not recorded again once its file has moved
+        on (``stale`` says the caller knows it has; else the file is read now,
+        inside the transaction): a process whose writer lags behind another's
+        then adds no old versions after the newer ones.
         """
         spec_json = json.dumps(version.spec, sort_keys=True, default=str)
         with self._write() as db:
-            if (
-                stale
-                and db.execute(
-                    "SELECT 1 FROM versions WHERE tool = ? AND content_hash = ? AND spec_json = ? LIMIT 1",
-                    (version.tool, version.content_hash, spec_json),
-                ).fetchone()
-            ):
+            if db.execute(
+                "SELECT 1 FROM versions WHERE tool = ? AND content_hash = ? AND spec_json = ? LIMIT 1",
+                (version.tool, version.content_hash, spec_json),
+            ).fetchone() and (stale or _moved_on(version)):
                 return None
             last = db.execute(
                 "SELECT spec_json, content_hash, replaced_at FROM versions WHERE tool = ? "

@@ -246,10 +246,18 @@ def test_history_survives_a_restart(
 
 _WATCHER = textwrap.dedent(
     """
-    import sys
-    from loader import ToolLoader, hookimpl
-    from loader.history.recorder import NOTE_CONTENT_MISMATCH, HistoryRecorder
+    import sys, threading
+    from loader import ToolLoader
+    from loader.history.recorder import HistoryRecorder
+    from loader.history.store import HistoryStore
     from support import FAST
+    released = threading.Event()
+    if sys.argv[3] == "held":  # this process's history writer lags: it writes nothing until stop
+        record = HistoryStore.record
+        def held_record(self, *args, **kwargs):
+            released.wait()
+            return record(self, *args, **kwargs)
+        HistoryStore.record = held_record
     recorder = HistoryRecorder(sys.argv[2])
     loader = ToolLoader([sys.argv[1]], plugins=[recorder], config=FAST)
     loader.subscribe(lambda event: print("loaded", event.status.content_hash, flush=True))
@@ -257,6 +265,7 @@ _WATCHER = textwrap.dedent(
     loader.start()
     print("ready", flush=True)
     sys.stdin.readline()
+    released.set()
     loader.close()
     recorder.close()
     """
@@ -275,20 +284,22 @@ def _wait_line(stream: IO[str], wanted: str) -> None:
 
 
 def test_two_watching_processes_record_each_version_once(tools_dir: Path, tmp_path: Path) -> None:
+    """One process's history writer lags behind the other's: it writes every version it loaded
+    only after the other has written them all, and must not add them a second time."""
     state = tmp_path / "state"
     path = write(tools_dir / "calc.py", function_tool_source("calc", body="return 'v0'"))
     env = cli_env()
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _WATCHER, str(tools_dir), str(state)],
+            [sys.executable, "-c", _WATCHER, str(tools_dir), str(state), role],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for _ in range(2)
+        for role in ("prompt", "held")
     ]
     try:
         for proc in procs:
@@ -305,11 +316,12 @@ def test_two_watching_processes_record_each_version_once(tools_dir: Path, tmp_pa
                 assert proc.stdout is not None
                 _wait_line(proc.stdout, f"loaded {hashes[-1][:12]}")
     finally:
-        for proc in procs:
+        errors = []
+        for proc in procs:  # the prompt one has written everything before the held one writes anything
             assert proc.stdin is not None
             proc.stdin.write("stop\n")
             proc.stdin.flush()
-        errors = [proc.communicate(timeout=60)[1] for proc in procs]
+            errors.append(proc.communicate(timeout=60)[1])
     assert all(proc.returncode == 0 for proc in procs), errors
     assert not any("Traceback" in err for err in errors), errors
     with HistoryStore(tools_dir, state) as store:

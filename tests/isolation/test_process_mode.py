@@ -20,7 +20,7 @@ import pytest
 from support import FAST, call_text, child_pids, eventually, function_tool_source, run_cli, write
 
 from loader.reload.loader import ToolLoader
-from loader.status import FileState
+from loader.status import FileState, FileStatus
 from loader.types import ToolResult
 
 PROCESS = replace(FAST, isolation="process")
@@ -433,3 +433,50 @@ def test_a_worker_that_still_owes_a_prepare_answer_is_settled_before_anyone_else
         assert taken.request({"op": "ping"}, 30) == {"ok": True}
     finally:
         pool.close()
+
+
+LOSES_ITS_WORKER = {
+    "crash": ("import os\nos._exit(1)\n", FileState.FAILED, "WorkerCrashed"),
+    "deadline": ("import time\ntime.sleep(60)\n", FileState.STUCK, "ImportTimeout"),
+}
+"""Files whose import loses the import worker: a crash, or an import past its deadline (as load makes
+a slow import): the source, the file's state after it, and the error it names."""
+
+
+@pytest.mark.parametrize("how", list(LOSES_ITS_WORKER))
+def test_the_import_after_a_lost_import_worker_reads_its_own_answer_not_one_a_worker_still_owed(
+    how: str, tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """A new tool is built ahead of its first call by an idle worker whose answer nobody waits for.
+    When the import worker is lost (a crash, or an import past its deadline as under load), the
+    next import takes a worker from the pool, that one most likely: it must read the owed answer
+    first, or it reads it as its own and every later answer on the pipe comes one request late (a
+    sound file fails with another's error, its tools vanish)."""
+    loser, lost_state, lost_as = LOSES_ITS_WORKER[how]
+    loader = make_loader(tools_dir, config=replace(PROCESS, import_timeout=2.0))
+    made: list[str] = []
+
+    def load(name: str, source: str, state: FileState) -> FileStatus:
+        path = write(tools_dir / f"{name}.py", source)
+
+        def done() -> FileStatus | None:
+            record = loader.file_status(path)
+            if record is None or (record.state is FileState.LOADED and not record.tools):
+                return None  # not imported yet
+            assert record.state is state, f"{name}: {record.error}"
+            return record
+
+        found: FileStatus = eventually(done, timeout=60, message=f"{name} imported")
+        return found
+
+    for round_ in range(2):
+        names = [f"r{round_}_{what}" for what in ("called", "prepared", "after_loss")]
+        load(names[0], function_tool_source(names[0], body=f"return {names[0]!r}"), FileState.LOADED)
+        assert call_text(loader, names[0]) == names[0]  # a call worker, back in the pool, idle and ready
+        load(names[1], function_tool_source(names[1], body=f"return {names[1]!r}"), FileState.LOADED)
+        lost = load(f"r{round_}_{how}", loser, lost_state)
+        assert lost.error is not None and lost.error.exc_type == lost_as, lost.error
+        load(names[2], function_tool_source(names[2], body=f"return {names[2]!r}"), FileState.LOADED)
+        made += names
+    for name in made:
+        assert call_text(loader, name) == name

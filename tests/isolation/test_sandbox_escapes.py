@@ -9,7 +9,8 @@ the loader's process, a signal to it, its ``/proc/<pid>/environ``, a mount and
 a new user namespace. A shell may be started (``exec`` is allowed) but is
 confined like the tool. After each attack the loader is alive and serving a
 legitimate tool that reads its data file, uses ``tempfile`` and imports
-``json``, ``decimal`` and ``sqlite3`` lazily.
+``json``, ``decimal`` and ``sqlite3`` lazily. A thread that a ``.pth`` file
+started before the worker confined itself carries the seccomp filter too.
 
 The suite runs as the user running pytest (root in CI) and, through
 ``setpriv``, as an unprivileged user.
@@ -29,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from interpreters import interpreter_running
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support import FAST, call_text, text_of
@@ -440,3 +442,83 @@ def test_the_attacks_fail_for_an_unprivileged_user_too(place: Path, listener: so
     assert answers.pop("legit") == LEGIT_ANSWER
     for kind, answer in answers.items():
         _denied(answer, kind)
+
+
+# -- a thread that was there before the worker confined itself ------------------------------------
+EARLY_THREAD = (
+    "import threading, time; "
+    "threading.Thread(target=time.sleep, args=(3600,), name='started-at-startup', daemon=True).start()"
+)
+"""A ``.pth`` line starting a thread, as a library may: it runs before the worker's own code."""
+
+THREADS = '''
+import json, os, threading
+from loader import tool
+
+@tool
+def threads() -> str:
+    """The seccomp lines of each thread of this worker, by thread name."""
+    found = {}
+    for thread in threading.enumerate():
+        with open(f"/proc/{os.getpid()}/task/{thread.native_id}/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle if line.startswith("Seccomp"))
+        found[thread.name] = {key: value.strip() for key, value in fields.items()}
+    return json.dumps(found)
+'''
+
+_THREADS_RUN = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from support import FAST, call_text
+from loader.reload.loader import ToolLoader
+loader = ToolLoader([sys.argv[1]], config=FAST, isolation="sandbox")
+report = loader.scan()
+assert not report.failed, [str(f.error) for f in report.failed]
+print(call_text(loader, "threads"))
+loader.close()
+"""
+
+
+@pytest.fixture
+def open_place() -> Iterator[Path]:
+    """A folder every user may read, holding a tool folder with the ``threads`` tool."""
+    root = Path(tempfile.mkdtemp(prefix="sandbox-threads-"))
+    try:
+        (root / "tools").mkdir()
+        (root / "tools" / "threads.py").write_text(THREADS)
+        for path in (root, root / "tools", root / "tools" / "threads.py"):
+            path.chmod(0o755)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("unprivileged", [False, True], ids=["this-user", "nobody"])
+def test_a_thread_started_before_the_worker_confines_itself_gets_the_seccomp_filter(
+    unprivileged: bool, open_place: Path
+) -> None:
+    """seccomp binds only the calling thread unless told to synchronise every thread (``TSYNC``)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    prefix: list[str] = []
+    base = sys.executable
+    if unprivileged:
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            pytest.skip("needs root and setpriv to run as another user")
+        env["HOME"] = "/nonexistent"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if os.path.isabs(p))
+        found = _interpreter_for_nobody(setpriv, env)
+        if found is None:
+            pytest.skip("no interpreter of this version that an unprivileged user may run")
+        base, prefix = found, [setpriv, *_AS_NOBODY]
+        del env["PYTHONPATH"]
+    python = interpreter_running(EARLY_THREAD, open_place / "venv", base)
+    tests = str(Path(__file__).resolve().parents[1])
+    command = [*prefix, str(python), "-c", _THREADS_RUN, str(open_place / "tools"), tests]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, cwd="/")
+    assert done.returncode == 0, done.stderr
+    threads = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "started-at-startup" in threads, threads  # the .pth file's thread lives in the worker
+    for name, fields in threads.items():
+        assert fields["Seccomp"] == "2", f"thread {name!r} is not filtered: {fields}"
+        assert int(fields["Seccomp_filters"]) >= 1, f"thread {name!r}: {fields}"

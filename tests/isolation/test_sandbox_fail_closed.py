@@ -4,7 +4,9 @@ Landlock is hidden from a child process by a seccomp filter that makes its
 three system calls fail with ``ENOSYS`` (as on a kernel without it),
 installed before the child starts the loader. The child must then refuse,
 naming the missing layers and ``--sandbox-best-effort``; with that option it
-runs, with a warning naming the layers that are off.
+runs, with a warning naming the layers that are off. A Landlock too old for
+the network and scope layers is an interpreter whose every process is told
+an older ABI (``FAKE_ABI``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from interpreters import interpreter_running
 from support import function_tool_source, write
 
 from loader.isolation.sandbox import probe
@@ -100,3 +103,38 @@ def test_check_reports_each_layer(folder: Path) -> None:
     assert [name for name, x in layers.items() if not x["on"]] == ["filesystem", "network", "scopes"]
     assert "Landlock" in layers["filesystem"]["detail"]
     assert layers["syscalls"]["on"] and layers["limits"]["on"]
+
+
+FAKE_ABI = "import landlockpy._syscall as kernel; kernel.abi_version = lambda: {abi}"
+"""A ``.pth`` line giving every process of an interpreter a kernel that answers Landlock ABI ``abi``:
+the library then builds its rulesets for that ABI, as on such a kernel."""
+
+
+@pytest.mark.parametrize("abi", [1, 3])
+def test_a_landlock_too_old_for_network_and_scopes_refuses_naming_them(
+    abi: int, folder: Path, tmp_path: Path
+) -> None:
+    """Landlock ABI 1 to 3 (Debian 12, Ubuntu 24.04) enforces paths, not TCP ports (4) or scopes (6)."""
+    python = str(interpreter_running(FAKE_ABI.format(abi=abi), tmp_path / "venv"))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [python, "-m", "loader", *args, str(folder), "--isolation", "sandbox"]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path)
+
+    refused = run("list")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert f"network: Landlock ABI {abi} is older than 4" in said, said
+    assert f"scopes: Landlock ABI {abi} is older than 6" in said, said
+    assert "filesystem:" not in said and "greet" not in refused.stdout
+    checked = run("check", "--sandbox-best-effort", "--json")
+    assert checked.returncode == 0, checked.stderr
+    layers = {x["layer"]: x for x in json.loads(checked.stdout)["sandbox"]}
+    assert [name for name, x in layers.items() if not x["on"]] == ["network", "scopes"]
+    assert layers["filesystem"]["detail"].startswith(f"Landlock ABI {abi}")
+    weakened = run("list", "--sandbox-best-effort")
+    assert weakened.returncode == 0, weakened.stderr
+    assert "greet" in weakened.stdout
+    warning = " ".join(weakened.stderr.split())
+    assert "WARNING: the sandbox is weakened" in warning, warning
+    assert "network (" in warning and "scopes (" in warning and "filesystem" not in warning

@@ -55,6 +55,21 @@ def bomb(marker: str) -> str:
     return "survived"
 
 @tool
+def fork_loop(cap: int) -> str:
+    """Fork one waiting child after another until forking fails, or ``cap`` in case nothing stops it."""
+    ctypes.CDLL(None).prctl(15, b"tlforkloop", 0, 0, 0)  # PR_SET_NAME: children inherit the name
+    count = 0
+    try:
+        while count < cap:
+            if os.fork() == 0:
+                time.sleep(600)
+                os._exit(0)
+            count += 1
+    except OSError as exc:
+        return f"fork failed after {count} children: {exc}"
+    return f"forked {count} children"
+
+@tool
 def allocate(megabytes: int) -> str:
     """Allocate, and say how much."""
     block = bytearray(megabytes * 1024 * 1024)
@@ -163,6 +178,33 @@ def test_a_fork_bomb_is_stopped_at_the_process_limit_and_nothing_of_it_survives(
     subprocess.run(
         [sys.executable, "-c", "pass"], check=True, timeout=30
     )  # the host can still start processes
+
+
+def test_a_fork_loop_under_the_default_limit_loses_its_worker_and_the_loader_serves_on(
+    tree_dir: Path, make_loader: MakeLoader
+) -> None:
+    loader = make_loader(tree_dir, config=replace(PROCESS, call_timeout=60.0))  # max_processes: the default
+    cap = 1024  # four times the default: reached only if nothing stops the loop
+    peak = [0]
+    done = threading.Event()
+
+    def count() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], len(_named("tlforkloop")))
+
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
+    try:
+        result = loader.registry.invoke("fork_loop", {"cap": cap})
+        assert result["status"] == "error", _text(result)
+        assert "started more than 256 processes" in _text(result), _text(result)
+        eventually(lambda: _named("tlforkloop") == [], message="every process of the loop is gone")
+    finally:
+        done.set()
+        counter.join(10)
+    print(f"fork loop: at most {peak[0]} of its processes seen at once (default limit 256)")
+    assert 0 < peak[0] < cap
+    assert call_text(loader, "steady") == "steady"
 
 
 def test_the_process_limit_is_256_by_default_and_0_turns_it_off() -> None:

@@ -7,6 +7,7 @@ package directly, the way any client may check them.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ from loader.mcp.wire import DIGEST_META_KEY, EXPECTED_DIGEST_META_KEY, FINGERPRI
 from loader.registry.tool_registry import ToolRegistry
 from loader.reload.loader import ToolLoader
 from loader.tools.function_tool import FunctionTool
+from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 pytestmark = pytest.mark.anyio
 
@@ -92,6 +94,53 @@ async def test_every_listed_tool_carries_the_digest_a_client_computes(
     assert digests == {tool.name: client_digest(tool) for tool in listed.tools}
     assert digests == {name: registry.snapshot().digest(name) for name in ("forecast", "greet")}
     assert len(set(digests.values())) == 2
+
+
+class Annotated(AgentTool):
+    """A tool whose spec carries ``_meta`` (as MCP lets a tool's entry do), answering with its ``_meta``."""
+
+    def __init__(self, meta: dict[str, Any]) -> None:
+        super().__init__()
+        self.meta = meta
+
+    @property
+    def tool_name(self) -> str:
+        return "annotated"
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        spec = {
+            "name": "annotated",
+            "description": "Answers.",
+            "inputSchema": {"json": {}},
+            "_meta": self.meta,
+        }
+        return cast(ToolSpec, spec)
+
+    @property
+    def tool_type(self) -> str:
+        return "test"
+
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
+        text = json.dumps(self.meta)
+        yield {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
+
+
+async def test_a_change_to_a_tools_meta_alone_keeps_its_digest() -> None:
+    """``_meta`` is not what a model is shown: a new version differing only there is the same tool."""
+    registry = ToolRegistry()
+    registry.register(Annotated({"example.com/ui": "v1"}))
+    server = MCPToolServer(registry)
+    async with Client(server.server) as client:
+        before = listed_digests(await client.list_tools())["annotated"]
+        await anyio.to_thread.run_sync(lambda: registry.replace(Annotated({"example.com/ui": "v2"})))
+        answered = await client.call_tool("annotated", {}, meta=pin(before))
+        after = listed_digests(await client.list_tools())["annotated"]
+    assert not answered.is_error, text_of(answered)
+    assert text_of(answered) == '{"example.com/ui": "v2"}'  # the new version answered, not refused as stale
+    assert after == before == registry.snapshot().digest("annotated")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
