@@ -14,6 +14,7 @@ start would:
   clock times, durations and local paths normalised;
 * a block right after ``<!-- readme-test: skip: REASON -->`` is not run
   (installs, servers, ``watch``, anything needing credentials), and says why;
+* a page's blocks run in order in one test (one page's copy of the root); pages run in parallel;
 * a ``json`` or ``toml`` block must parse.
 """
 
@@ -26,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,24 +108,16 @@ def normalise(text: str, root: Path) -> list[str]:
     return [line.rstrip() for line in text.rstrip("\n").splitlines()]
 
 
-@pytest.fixture(scope="module")
-def root_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
-    """One copy of the repository root per page: the code linked in, sample_tools copied (examples write)."""
-    roots: dict[Path, Path] = {}
-
-    def make(page: Path) -> Path:
-        if page not in roots:
-            where = tmp_path_factory.mktemp(page.stem) / "tool-loader"
-            where.mkdir()
-            for name in ("loader", "plugins", "bench", "pyproject.toml", "README.md", "docs"):
-                (where / name).symlink_to(ROOT / name)
-            shutil.copytree(
-                ROOT / "sample_tools", where / "sample_tools", ignore=shutil.ignore_patterns("__pycache__")
-            )
-            roots[page] = where
-        return roots[page]
-
-    return make
+def root_for(page: Path, base: Path) -> Path:
+    """The page's copy of the repository root: the code linked in, sample_tools copied (examples write)."""
+    where = base / "tool-loader"
+    where.mkdir()
+    for name in ("loader", "plugins", "bench", "pyproject.toml", "README.md", "docs"):
+        (where / name).symlink_to(ROOT / name)
+    shutil.copytree(
+        ROOT / "sample_tools", where / "sample_tools", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return where
 
 
 def _env() -> dict[str, str]:
@@ -139,11 +131,21 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("block", RUN, ids=[f"{b.page.stem}-line{b.line}-{b.lang}" for b in RUN])
-def test_block_runs_as_shown(block: Block, root_of: Callable[[Path], Path]) -> None:
-    if block.marker == "skip":
-        pytest.skip(f"marked readme-test: skip ({block.skip_reason})")
-    root = root_of(block.page)
+RUN_PAGES = sorted({b.page for b in RUN if b.marker != "skip"}, key=PAGES.index)
+
+
+# A page's blocks build on each other (a file written by one is run by the next), so one test runs
+# a page's blocks in order; the pages run in parallel under xdist.
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("page", RUN_PAGES, ids=[page.stem for page in RUN_PAGES])
+def test_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
+    root = root_for(page, tmp_path)
+    for block in (b for b in RUN if b.page == page and b.marker != "skip"):
+        run_block(block, root)
+
+
+def run_block(block: Block, root: Path) -> None:
+    """Write the file a block shows, or run the block and compare what it prints with the page."""
     first = block.text.splitlines()[0] if block.text.strip() else ""
     if block.lang == "python" and re.fullmatch(r"# [\w./-]+\.py", first):
         target = root / first[2:]
