@@ -23,14 +23,14 @@ import os
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..calls.tracing import remote_context
-from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
+from ..importing.discovery import configure_plugins, discover_tools, make_plugin_manager
 from ..importing.importer import ToolImporter, _SourceBytesLoader
 from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
@@ -77,17 +77,6 @@ class _RecordingImporter(ToolImporter):
         self.executed.append((module.__name__, path, source))
 
 
-class _LoaderView:
-    """What discovery plugins may ask of "the loader" inside a worker (what ``ToolLoader`` offers them)."""
-
-    def __init__(self, paths: tuple[Path, ...], builtin: bool, entry_points: bool) -> None:
-        self.paths = paths
-        self.plugin_manager = make_plugin_manager((), loader=self, builtin=builtin, entry_points=entry_points)
-
-    def class_tool_args(self, cls: type, path: Path) -> tuple[Sequence[Any], dict[str, Any]]:
-        return class_tool_args(self.plugin_manager, cls, path)
-
-
 def describe(tool: AgentTool) -> dict[str, Any]:
     """What the loader's proxy needs to stand in for ``tool``: spec, kind and display facts."""
     metadata = get_tool_metadata(tool)
@@ -127,7 +116,10 @@ class Worker:
         self.channel = channel
         self.roots = tuple(Path(p) for p in settings["roots"])
         self.importer = _RecordingImporter(list(self.roots), settings["tag"])
-        self.view = _LoaderView(self.roots, settings["builtin_plugins"], settings["entry_point_plugins"])
+        self.plugin_manager = make_plugin_manager(
+            (), builtin=settings["builtin_plugins"], entry_points=settings["entry_point_plugins"]
+        )
+        configure_plugins(self.plugin_manager, None)  # no ToolLoader lives in a worker
         self.current: dict[str, int] = {}
         self.modules: OrderedDict[int, ModuleType] = OrderedDict()
         self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
@@ -231,7 +223,7 @@ class Worker:
 
     def discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
         """Every plugin's tools: the in-process loader's own discovery, so errors match across modes."""
-        return discover_tools(self.view.plugin_manager, module, path, self.view)
+        return discover_tools(self.plugin_manager, module, path)
 
     def _executed_report(self, serial_base: int) -> list[list[Any]]:
         report = []

@@ -30,6 +30,7 @@ from ..importing.backend import InProcessBackend, LoadBackend
 from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
     class_tool_args,
+    configure_plugins,
     discover_tools,
     has_implementations,
     make_plugin_manager,
@@ -113,38 +114,30 @@ class ToolLoader:
         self._publish_listeners: tuple[Callable[[Published], None], ...] = ()
         self._in_commit = False
         self._foreign_pending = False
-        self._announcer = Announcer(
-            lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
-            hooked=lambda hook: has_implementations(self.plugin_manager, hook),
-        )
         self._apply_lock = threading.RLock()
+        self._watching = False
+        self._closed = False
         self.threads = ThreadHealth()
         """The loader's own threads (and those serving it): which died, and of what."""
+        # The parts, each built from those before it.
+        self.plugin_manager = make_plugin_manager(
+            plugins, builtin=config.builtin_plugins, entry_points=config.entry_point_plugins
+        )
+        self._announcer = Announcer(
+            functools.partial(notify_hook, self.plugin_manager),
+            hooked=functools.partial(has_implementations, self.plugin_manager),
+        )
+        self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._scheduler = ChangeScheduler(
-            self._apply,
-            tick=lambda: self._reconciler.supervise(),
-            tick_interval=config.supervise_interval,
-            threads=self.threads,
+            self._apply, tick_interval=config.supervise_interval, threads=self.threads
         )
         self._watcher = FolderWatcher(
             self._scheduler,
             config.timings,
             recursive=config.recursive,
-            on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
             matters=self._matters,
-            on_overflow=lambda: self._reconciler.events_lost(),
             threads=self.threads,
         )
-        self._watching = False
-        self._closed = False
-        self._unfollow_registry = self.registry.subscribe(self._on_registry_commit)
-        self.plugin_manager = make_plugin_manager(
-            plugins,
-            loader=self,
-            builtin=config.builtin_plugins,
-            entry_points=config.entry_point_plugins,
-        )
-        self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._imports = ImportRunner(
             self._backend,
             functools.partial(discover_tools, self.plugin_manager, loader=self),
@@ -158,7 +151,7 @@ class ToolLoader:
             self._ownership,
             backend=self._backend,
             imports=self._imports,
-            status_of=lambda path: self._statuses.get(path),
+            status_of=self._status_of,
             look_again=self._scheduler.look_again,
             config=config,
         )
@@ -173,6 +166,16 @@ class ToolLoader:
             importing=self._imports.in_flight,
             threads=self.threads,
         )
+        # The one step that connects them: the watcher and the scheduler call the reconciler
+        # back, the registry reports commits, and plugins meet the finished loader.
+        self._scheduler.connect(tick=self._reconciler.supervise)
+        self._watcher.connect(on_dir=self._reconcile_later, on_overflow=self._reconciler.events_lost)
+        self._unfollow_registry = self.registry.subscribe(self._on_registry_commit)
+        configure_plugins(self.plugin_manager, self)
+
+    def _reconcile_later(self, folder: Path) -> None:
+        """Queue a reconcile of ``folder`` (it appeared or vanished) on the scheduler's thread."""
+        self._scheduler.submit(functools.partial(self._reconciler.reconcile, folder))
 
     # ------------------------------------------------------------ plugins
     def register_plugin(self, plugin: object, name: str | None = None) -> None:
@@ -336,6 +339,9 @@ class ToolLoader:
     def watching(self) -> bool:
         """Whether the loader is watching its folders."""
         return self._watching
+
+    def _status_of(self, path: Path) -> FileStatus | None:
+        return self._statuses.get(path)
 
     def _matters(self, path: Path) -> bool:
         """Whether a batch for ``path`` could change anything (asked by the watcher for each file event)."""

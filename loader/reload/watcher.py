@@ -158,7 +158,7 @@ class FolderWatcher:
         timings: WatchTimings,
         *,
         recursive: bool,
-        on_dir: Callable[[Path], None],
+        on_dir: Callable[[Path], None] = lambda path: None,
         matters: Callable[[Path], bool] = lambda path: True,
         on_overflow: Callable[[], None] = lambda: None,
         poll_interval: float = 0.5,
@@ -186,6 +186,11 @@ class FolderWatcher:
         self._on_overflow = on_overflow
         self._stop_hearing_overflows: Callable[[], None] | None = None
         self._lock = threading.Lock()
+
+    def connect(self, *, on_dir: Callable[[Path], None], on_overflow: Callable[[], None]) -> None:
+        """Set the callbacks of an owner built after the watcher; call before ``start``."""
+        self._on_dir = on_dir
+        self._on_overflow = on_overflow
 
     def start(self) -> None:
         """Start the observer thread."""
