@@ -34,9 +34,10 @@ from ..importing.discovery import configure_plugins, discover_tools, make_plugin
 from ..importing.importer import ToolImporter, _SourceBytesLoader
 from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
-from ..tools.class_tool import get_tool_metadata
-from ..types import AgentTool, ToolExample, ToolResult, ToolUse
+from ..tools.description import description_of
+from ..types import AgentTool, ToolResult, ToolUse
 from .context_relay import install_pipe_handlers
+from .description_wire import description_to_wire
 from .host import drop_ptrace
 from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
 from .sandbox.limits import CallCpuLimit
@@ -75,38 +76,6 @@ class _RecordingImporter(ToolImporter):
     def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
         super()._execute(module, path, source, digest)
         self.executed.append((module.__name__, path, source))
-
-
-def describe(tool: AgentTool) -> dict[str, Any]:
-    """What the loader's proxy needs to stand in for ``tool``: spec, kind and display facts."""
-    metadata = get_tool_metadata(tool)
-    version = metadata.version if metadata is not None else getattr(tool, "version", None)
-    line = getattr(tool, "source_line", None)
-    source = getattr(tool, "source_file", None)
-    return {
-        "name": tool.tool_name,
-        "spec": encode_value(tool.tool_spec),
-        "type": tool.tool_type,
-        "is_async": getattr(tool, "is_async", None) is True,
-        "streaming": getattr(tool, "is_generator", None) is True,
-        "source_file": source if isinstance(source, str) else None,
-        "source_line": line if isinstance(line, int) else None,
-        "version": None if version is None else str(version),
-        "category": tool.category,
-        "tags": list(tool.tags),
-        "display": encode_value(tool.get_display_properties()),
-        "hot_reload": bool(tool.supports_hot_reload),
-        "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
-        "examples": [_example(example) for example in tool.examples],
-    }
-
-
-def _example(example: ToolExample) -> dict[str, Any]:
-    """One example as plain data; ``expected_output`` only when the example gives one."""
-    data: dict[str, Any] = {"params": encode_value(example.params), "description": example.description}
-    if example.has_expected_output:
-        data["expected_output"] = encode_value(example.expected_output)
-    return data
 
 
 class Worker:
@@ -279,7 +248,7 @@ class Worker:
         return {
             "ok": error is None,
             "error": error,
-            "tools": [describe(tool) for tool in tools],
+            "tools": [description_to_wire(description_of(tool)) for tool in tools],
             "executed": executed,
             "deps": {n: sorted(self.importer.dependencies(n)) for n in touched},
             "executions": self.importer.executions - before,
