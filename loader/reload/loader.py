@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from immutables import Map
 
@@ -60,9 +60,6 @@ from .reconcile import Reconciler
 from .roots import root_as_given
 from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
-
-if TYPE_CHECKING:
-    from ..isolation.sandbox import SandboxOptions
 
 __all__ = ["LoaderConfig", "ToolLoader"]
 
@@ -487,45 +484,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def sandbox_options(config: LoaderConfig) -> SandboxOptions:
-    """The sandbox's options from the config's ``sandbox_*`` fields (``ValueError`` names a bad endpoint)."""
-    from ..isolation.sandbox import SandboxOptions, parse_endpoint
-
-    return SandboxOptions(
-        allow_read=tuple(Path(p).expanduser() for p in config.sandbox_allow_read),
-        allow_write=tuple(Path(p).expanduser() for p in config.sandbox_allow_write),
-        allow_connect=tuple(parse_endpoint(e) for e in config.sandbox_allow_connect),
-        allow_network=config.sandbox_allow_network,
-        best_effort=config.sandbox_best_effort,
-        max_file_mb=config.sandbox_max_file_mb,
-        max_cpu_seconds=config.sandbox_call_cpu_seconds,
-    )
-
-
 def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
     """The backend ``config.isolation`` asks for (process mode is imported only when used).
 
     The loader is the composition root: the one place that knows every backend.
     """
     if config.isolation in ("process", "sandbox"):
-        from ..isolation import ProcessBackend, WorkerOptions
+        from ..isolation import ProcessBackend
 
-        options = WorkerOptions(
-            worker_env=config.worker_env,
-            max_memory_mb=config.max_memory_mb or None,
-            max_processes=config.max_processes or None,
-            max_result_bytes=config.max_result_bytes or None,
-            max_concurrent_per_tool=config.max_concurrent_calls_per_tool,
-            call_timeout=config.call_timeout or 0.0,
-            command_prefix=config.worker_command_prefix,
-        )
         return ProcessBackend(
             paths,
-            options,
+            config.worker_options(),
             builtin_plugins=config.builtin_plugins,
             entry_point_plugins=config.entry_point_plugins,
             import_timeout=config.import_timeout,
-            sandbox=sandbox_options(config) if config.isolation == "sandbox" else None,
+            sandbox=config.sandbox_options(),
         )
     if config.isolation != "thread":
         raise ValueError(f"isolation must be 'thread', 'process' or 'sandbox', not {config.isolation!r}")
