@@ -253,11 +253,6 @@ class FolderWatcher:
             self._roots = tuple(self._watches)
             return True
 
-    def is_watching(self, root: Path) -> bool:
-        """Whether ``root`` has a live watch (events or polling)."""
-        with self._lock:
-            return root in self._watches
-
     def mode(self, root: Path) -> WatchMode:
         """How ``root`` is watched right now."""
         with self._lock:
