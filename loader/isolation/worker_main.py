@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import ctypes
 import faulthandler
-import importlib.machinery
 import json
 import os
 import signal
@@ -31,7 +30,7 @@ from typing import Any
 
 from ..calls.tracing import remote_context
 from ..importing.discovery import configure_plugins, discover_tools, make_plugin_manager
-from ..importing.importer import ToolImporter, _SourceBytesLoader
+from ..importing.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
 from ..tools.description import description_of
@@ -63,18 +62,14 @@ class _RecordingImporter(ToolImporter):
         self.staged: dict[str, tuple[int, bytes]] = {}
         self.ran_staged: dict[str, int] = {}
 
-    def _file_spec(
-        self, fullname: str, file: Path, package_dir: Path | None = None
-    ) -> importlib.machinery.ModuleSpec:
-        spec = super()._file_spec(fullname, file, package_dir)
+    def source_for(self, fullname: str) -> bytes | None:
         staged = self.staged.pop(fullname, None)
-        if staged is not None and isinstance(spec.loader, _SourceBytesLoader):
-            spec.loader.source = staged[1]
-            self.ran_staged[fullname] = staged[0]
-        return spec
+        if staged is None:
+            return None
+        self.ran_staged[fullname] = staged[0]
+        return staged[1]
 
-    def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
-        super()._execute(module, path, source, digest)
+    def module_ran(self, module: ModuleType, path: Path, source: bytes) -> None:
         self.executed.append((module.__name__, path, source))
 
 
@@ -146,7 +141,7 @@ class Worker:
             path = Path(path_text)
             self.importer.executed.clear()
             if path.name == "__init__.py":
-                module = self._run_package(name, path, data)
+                module = self.importer.run_package(name, path, data)
             else:
                 module = self.importer.load(path, data)
             self.current[name] = serial
@@ -169,26 +164,6 @@ class Worker:
             self.importer.forget([name])
             self.current.pop(name, None)
             self.importer.staged.pop(name, None)
-
-    def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
-        import importlib.util
-
-        spec = self.importer._file_spec(name, path, package_dir=path.parent)
-        loader = _SourceBytesLoader(self.importer, path)
-        loader.source = data
-        spec.loader = loader
-        module = importlib.util.module_from_spec(spec)
-        previous = sys.modules.get(name)
-        sys.modules[name] = module
-        try:
-            loader.exec_module(module)
-        except BaseException:
-            if previous is not None:
-                sys.modules[name] = previous
-            else:
-                sys.modules.pop(name, None)
-            raise
-        return module
 
     def discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
         """Every plugin's tools: the in-process loader's own discovery, so errors match across modes."""
