@@ -101,7 +101,7 @@ class ApiWay:
             example_timeout=2.0,
             call_timeout=CALL_TIMEOUT,
             max_concurrent_calls_per_tool=PER_TOOL,
-            sandbox=SandboxOptions(allow_write=(Path(state),)),
+            sandbox=SandboxOptions(allow_write=(state,)),
         )
         self.loader = ToolLoader([folder], config=config)
         self.loader.register_plugin(HistoryRecorder(state), name="tool-loader-history")
