@@ -16,6 +16,7 @@ __all__ = [
     "InputProblem",
     "InputRequired",
     "InvalidToolNameError",
+    "OptionError",
     "SymlinkRefusedError",
     "ToolCallTimeout",
     "ToolDefinitionError",
@@ -222,6 +223,15 @@ class ContextUnavailableError(ToolLoaderError):
         super().__init__(f"cannot {_CONTEXT_ASKS.get(capability, capability)}: {reason}")
         self.capability = capability
         self.reason = reason
+
+
+class OptionError(ToolLoaderError, ValueError):
+    """A setting outside what it may be; ``option`` names the field, ``value`` is what was given."""
+
+    def __init__(self, option: str, value: object, rule: str) -> None:
+        super().__init__(f"{option} must be {rule}, not {value!r}")
+        self.option = option
+        self.value = value
 
 
 class ContextAnswerError(ToolLoaderError, ValueError):

@@ -7,7 +7,7 @@ the ``tool_loader.plugins`` entry-point group or passed to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -19,13 +19,16 @@ from .types import AgentTool
 if TYPE_CHECKING:
     from .status import FileStatus, LoadErrorInfo
 
-__all__ = ["ENTRY_POINT_GROUP", "PROJECT_NAME", "ToolLoaderHookSpecs", "hookimpl", "hookspec"]
+__all__ = ["ENTRY_POINT_GROUP", "PROJECT_NAME", "ClassArgs", "ToolLoaderHookSpecs", "hookimpl", "hookspec"]
 
 PROJECT_NAME = "tool_loader"
 """The pluggy project name: the marker name of every hook."""
 
 ENTRY_POINT_GROUP = "tool_loader.plugins"
 """Entry-point group scanned for third-party plugins."""
+
+ClassArgs = Callable[[type, Path], tuple[Sequence[Any], dict[str, Any]]]
+"""What discovery hooks get as ``class_args``: a ``@tool`` class's constructor ``(args, kwargs)``."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
@@ -50,16 +53,24 @@ class ToolLoaderHookSpecs:
         temporaries) runs last.
         """
 
-    @hookspec
+    @hookspec(
+        warn_on_impl_args={
+            "loader": DeprecationWarning(
+                "tool_loader_discover_tools(loader=...) is deprecated: take class_args instead"
+            )
+        }
+    )
     def tool_loader_discover_tools(
-        self, module: ModuleType, path: Path, loader: Any
+        self, module: ModuleType, path: Path, class_args: ClassArgs, loader: Any
     ) -> Sequence[AgentTool] | None:
         """Return the tools defined in a freshly imported tool module.
 
         Every plugin's results are merged; the same object found by two plugins counts once.
-        ``loader`` is the ``ToolLoader`` (a plugin may take only the arguments it needs).
-        Raise ``loader.ToolDefinitionError`` for a tool that is defined wrongly: the
-        file's load fails and its last good version keeps serving.
+        ``class_args(cls, path)`` gives a ``@tool`` class's constructor ``(args, kwargs)``
+        (the ``tool_loader_class_tool_args`` hook); a plugin may take only the arguments it
+        needs. ``loader`` (deprecated, the ``ToolLoader``, None in a worker process) goes
+        in a later release. Raise ``loader.ToolDefinitionError`` for a tool that is defined
+        wrongly: the file's load fails and its last good version keeps serving.
         """
 
     @hookspec(firstresult=True)

@@ -6,15 +6,16 @@ import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
-from loader.hookspecs import hookimpl
+from loader.hookspecs import ClassArgs, hookimpl
 from loader.tools.class_tool import ClassTool, get_tool_metadata
 from loader.types import AgentTool
 
 
 @hookimpl
-def tool_loader_discover_tools(module: ModuleType, path: Path, loader: Any) -> Sequence[AgentTool] | None:
+def tool_loader_discover_tools(
+    module: ModuleType, path: Path, class_args: ClassArgs
+) -> Sequence[AgentTool] | None:
     """One ``ClassTool`` per decorated class defined here.
 
     Constructor arguments come from the ``tool_loader_class_tool_args`` hook
@@ -28,6 +29,6 @@ def tool_loader_discover_tools(module: ModuleType, path: Path, loader: Any) -> S
             and get_tool_metadata(value) is not None
             and not inspect.isabstract(value)
         ):
-            args, kwargs = loader.class_tool_args(value, path)
+            args, kwargs = class_args(value, path)
             found.append(ClassTool.from_class(value, *args, **kwargs))
     return found

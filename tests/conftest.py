@@ -13,6 +13,7 @@ import pytest
 from smoke import SMOKE
 from support import FAST
 
+from loader.isolation import SandboxOptions
 from loader.reload.loader import ToolLoader
 
 # Tool files the MCP conformance suite calls (.ci/conformance.sh); their names start with test_.
@@ -81,7 +82,9 @@ def make_loader(isolation: str | None) -> Iterator[Callable[..., ToolLoader]]:
         if isolation is not None:
             config = replace(config, isolation=isolation)
         if config.isolation == "sandbox":  # tests' tools leave marks beside their folder: let them
-            config = replace(config, sandbox_allow_write=tuple(Path(p).parent for p in paths))
+            sandbox = config.sandbox or SandboxOptions()
+            writes = (*sandbox.allow_write, *(Path(p).parent for p in paths))
+            config = replace(config, sandbox=replace(sandbox, allow_write=writes))
         loader = ToolLoader(list(paths), config=config, **kwargs)
         loaders.append(loader)
         loader.scan()

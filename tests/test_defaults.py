@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from loader import LoaderConfig, WatchTimings
+from loader.isolation import SandboxOptions
 
 
 def test_watch_timings_defaults() -> None:
@@ -27,17 +28,19 @@ def test_loader_config_defaults() -> None:
         "entry_point_plugins": True,
         "builtin_plugins": True,
         "isolation": "thread",
-        "worker_env": (),
-        "max_memory_mb": 2048,
-        "max_processes": 256,
-        "worker_command_prefix": (),
-        "sandbox_allow_read": (),
-        "sandbox_allow_write": (),
-        "sandbox_allow_connect": (),
-        "sandbox_allow_network": False,
-        "sandbox_best_effort": False,
-        "sandbox_call_cpu_seconds": 60.0,
-        "sandbox_max_file_mb": 1024,
+        "workers": {
+            "worker_env": (),
+            "max_memory_mb": 2048,
+            "max_processes": 256,
+            "max_result_bytes": None,
+            "max_concurrent_per_tool": 8,
+            "call_workers": 8,
+            "spare_workers": 1,
+            "call_timeout": 60.0,
+            "start_timeout": 30.0,
+            "command_prefix": (),
+        },
+        "sandbox": None,
         "call_timeout": 60.0,
         "max_concurrent_calls_per_tool": 8,
         "max_result_bytes": 32 * 1024 * 1024,
@@ -46,3 +49,16 @@ def test_loader_config_defaults() -> None:
         "bytecode_cache": True,
     }
     assert LoaderConfig().timings == WatchTimings()
+
+
+def test_sandbox_options_defaults() -> None:
+    assert dataclasses.asdict(SandboxOptions()) == {
+        "allow_read": (),
+        "allow_write": (),
+        "allow_connect": (),
+        "allow_network": False,
+        "best_effort": False,
+        "max_file_mb": 1024,
+        "max_open_files": 1024,
+        "max_cpu_seconds": 60.0,
+    }

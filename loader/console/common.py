@@ -12,8 +12,6 @@ __all__ = [
     "UsageError",
     "add_dirs_argument",
     "error_console",
-    "non_negative_float",
-    "non_negative_int",
     "positive_float",
     "positive_int",
     "resolve_dirs",
@@ -69,19 +67,9 @@ def positive_int(text: str) -> int:
     return int(_number(int, text, least=1, inclusive=True))
 
 
-def non_negative_int(text: str) -> int:
-    """An argparse type: an integer of 0 or more."""
-    return int(_number(int, text, least=0, inclusive=True))
-
-
 def positive_float(text: str) -> float:
     """An argparse type: a number of seconds above 0 (timeouts)."""
     return float(_number(float, text, least=0, inclusive=False))
-
-
-def non_negative_float(text: str) -> float:
-    """An argparse type: a number of 0 or more."""
-    return float(_number(float, text, least=0, inclusive=True))
 
 
 # ----------------------------------------------------------------- folders

@@ -13,12 +13,13 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Literal
 
+from ..errors import OptionError
 from ..hookspecs import hookimpl
-from ..isolation.sandbox import Layer, probe
-from ..reload.config import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_PROCESSES
-from ..reload.loader import LoaderConfig, sandbox_options
+from ..isolation.options import WorkerOptions
+from ..isolation.sandbox import Layer, SandboxOptions, parse_endpoint, probe
+from ..reload.loader import LoaderConfig
 from .common import UsageError
 from .sandbox_report import checked_layers
 
@@ -36,8 +37,8 @@ __all__ = [
 ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check")
 """The commands that run tool code, and so can run it in worker processes."""
 _WORKER_MODES: Final = ("process", "sandbox")
-_DEFAULT_CPU_SECONDS: Final = LoaderConfig().sandbox_call_cpu_seconds
-_DEFAULT_MAX_FILE_MB: Final = LoaderConfig().sandbox_max_file_mb
+_DEFAULT_CPU_SECONDS: Final = SandboxOptions().max_cpu_seconds
+_DEFAULT_MAX_FILE_MB: Final = SandboxOptions().max_file_mb
 
 
 def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +66,7 @@ def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="with --isolation process: limit the memory each worker writes to N MB "
-        f"(default: {DEFAULT_MAX_MEMORY_MB}; 0: no limit)",
+        f"(default: {WorkerOptions().max_memory_mb}; 0: no limit)",
     )
     group.add_argument(
         "--max-processes",
@@ -73,7 +74,7 @@ def add_isolation_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="with --isolation process: stop a worker, with everything it started, once its tools "
-        f"run more than N processes (default: {DEFAULT_MAX_PROCESSES}; 0: no limit)",
+        f"run more than N processes (default: {WorkerOptions().max_processes}; 0: no limit)",
     )
     add_sandbox_arguments(parser)
 
@@ -126,74 +127,103 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _sandbox_limits(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
-    """``config`` with ``--sandbox-cpu-seconds`` and ``--sandbox-max-file-mb`` (0: no limit)."""
-    cpu = getattr(args, "sandbox_cpu_seconds", None)
-    file_mb = getattr(args, "sandbox_max_file_mb", None)
-    for flag, value in (("--sandbox-cpu-seconds", cpu), ("--sandbox-max-file-mb", file_mb)):
-        if value is not None and not value >= 0:  # not >= also refuses nan
-            raise UsageError(f"{flag} must be a number >= 0 (0: no limit), not {value}")
-    if cpu is not None:
-        config = replace(config, sandbox_call_cpu_seconds=cpu or None)
-    if file_mb is not None:
-        config = replace(config, sandbox_max_file_mb=file_mb or None)
-    return config
+_LIMIT_FLAGS: Final = {
+    "max_memory_mb": "--max-memory-mb must be a whole number",
+    "max_processes": "--max-processes must be a whole number",
+    "max_cpu_seconds": "--sandbox-cpu-seconds must be a number",
+    "max_file_mb": "--sandbox-max-file-mb must be a whole number",
+}
 
 
-def _sandbox_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
-    """``config`` with the ``--sandbox-*`` options of ``args`` (a usage error outside sandbox mode)."""
+def _no_limit_at_0(value: float | None) -> float | None:
+    """The command's "0: no limit" as the options say it (None); a negative or nan stays, to be refused."""
+    return None if value == 0 else value
+
+
+def _sandbox(args: argparse.Namespace) -> SandboxOptions:
+    """The ``SandboxOptions`` of the ``--sandbox-*`` options (the files they name must exist)."""
     reads = tuple(getattr(args, "sandbox_allow_read", []) or ())
     writes = tuple(getattr(args, "sandbox_allow_write", []) or ())
-    connects = tuple(getattr(args, "sandbox_allow_connect", []) or ())
-    network = bool(getattr(args, "sandbox_allow_network", False))
-    best_effort = bool(getattr(args, "sandbox_best_effort", False))
-    limits = (getattr(args, "sandbox_cpu_seconds", None), getattr(args, "sandbox_max_file_mb", None))
-    if config.isolation != "sandbox":
-        if reads or writes or connects or network or best_effort or limits != (None, None):
-            raise UsageError("the --sandbox-* options apply to --isolation sandbox")
-        return config
-    for endpoint in connects:
-        host, _, port = endpoint.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UsageError(f"--sandbox-allow-connect {endpoint}: expected HOST:PORT with a port 1-65535")
     for flag, paths in (("--sandbox-allow-read", reads), ("--sandbox-allow-write", writes)):
         for path in paths:
             if not Path(path).expanduser().exists():
                 raise UsageError(f"{flag} {path}: no such file or folder")
-    return replace(
-        _sandbox_limits(args, config),
-        sandbox_allow_read=reads,
-        sandbox_allow_write=writes,
-        sandbox_allow_connect=connects,
-        sandbox_allow_network=network,
-        sandbox_best_effort=best_effort,
+    endpoints = []
+    for text in getattr(args, "sandbox_allow_connect", []) or ():
+        try:
+            endpoints.append(parse_endpoint(text))
+        except ValueError:
+            raise UsageError(
+                f"--sandbox-allow-connect {text}: expected HOST:PORT with a port 1-65535"
+            ) from None
+    limits: dict[str, Any] = {}
+    cpu, file_mb = getattr(args, "sandbox_cpu_seconds", None), getattr(args, "sandbox_max_file_mb", None)
+    if cpu is not None:
+        limits["max_cpu_seconds"] = _no_limit_at_0(cpu)
+    if file_mb is not None:
+        limits["max_file_mb"] = _no_limit_at_0(file_mb)
+    return SandboxOptions(
+        allow_read=tuple(Path(p) for p in reads),
+        allow_write=tuple(Path(p) for p in writes),
+        allow_connect=tuple(endpoints),
+        allow_network=bool(getattr(args, "sandbox_allow_network", False)),
+        best_effort=bool(getattr(args, "sandbox_best_effort", False)),
+        **limits,
     )
 
 
-def _isolation_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
-    """``config`` with the isolation options of ``args``."""
-    isolation = getattr(args, "isolation", "thread")
+def _workers(args: argparse.Namespace) -> WorkerOptions:
+    """The ``WorkerOptions`` of ``--worker-env``, ``--max-memory-mb`` and ``--max-processes``."""
     names = tuple(
         name.strip() for item in getattr(args, "worker_env", []) for name in item.split(",") if name.strip()
     )
-    limit = getattr(args, "max_memory_mb", None)
-    processes = getattr(args, "max_processes", None)
-    if isolation not in _WORKER_MODES and (names or limit is not None or processes is not None):
+    limits = {
+        name: getattr(args, name)
+        for name in ("max_memory_mb", "max_processes")
+        if getattr(args, name, None) is not None
+    }
+    return WorkerOptions(worker_env=names, **limits)
+
+
+def _given(args: argparse.Namespace, *names: str) -> bool:
+    values = [getattr(args, name, None) for name in names]
+    return any(value is not None and value is not False and value != [] for value in values)
+
+
+def _isolation_config(args: argparse.Namespace, config: LoaderConfig) -> LoaderConfig:
+    """``config`` with the isolation options of ``args``; each is a usage error outside its mode.
+
+    The options objects check the values; their ``OptionError`` becomes a usage error naming the flag.
+    """
+    isolation = getattr(args, "isolation", "thread")
+    if isolation not in _WORKER_MODES and _given(args, "worker_env", "max_memory_mb", "max_processes"):
         raise UsageError(
             "--worker-env, --max-memory-mb and --max-processes apply to worker processes; "
             "add --isolation process (or sandbox)"
         )
-    for flag, value in (("--max-memory-mb", limit), ("--max-processes", processes)):
-        if value is not None and value < 0:
-            raise UsageError(f"{flag} must be a whole number >= 0 (0: no limit), not {value}")
+    if isolation != "sandbox" and _given(args, *_SANDBOX_OPTIONS):
+        raise UsageError("the --sandbox-* options apply to --isolation sandbox")
     if isolation == "thread":
-        return _sandbox_config(args, config)
-    config = replace(config, isolation="sandbox" if isolation == "sandbox" else "process", worker_env=names)
-    if limit is not None:
-        config = replace(config, max_memory_mb=limit)
-    if processes is not None:
-        config = replace(config, max_processes=processes)
-    return _sandbox_config(args, config)
+        return config
+    try:
+        workers = _workers(args)
+        sandbox = _sandbox(args) if isolation == "sandbox" else None
+    except OptionError as exc:
+        flag = _LIMIT_FLAGS.get(exc.option, f"{exc.option} must be")
+        raise UsageError(f"{flag} >= 0 (0: no limit), not {exc.value}") from None
+    mode: Literal["process", "sandbox"] = "sandbox" if isolation == "sandbox" else "process"
+    return replace(config, isolation=mode, workers=workers, sandbox=sandbox)
+
+
+_SANDBOX_OPTIONS: Final = (
+    "sandbox_allow_read",
+    "sandbox_allow_write",
+    "sandbox_allow_connect",
+    "sandbox_allow_network",
+    "sandbox_best_effort",
+    "sandbox_cpu_seconds",
+    "sandbox_max_file_mb",
+)
 
 
 _DEFAULT_TIMEOUT = LoaderConfig().example_timeout
@@ -259,8 +289,9 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
     ``--example-timeout``; ``--call-timeout``, ``--max-result-bytes``, ``--max-concurrent-per-tool``.
     """
     config = _isolation_config(args, LoaderConfig(recursive=bool(getattr(args, "recursive", True))))
-    if config.isolation == "sandbox":  # fail closed here, with the console's words, before any worker starts
-        checked_layers(config)
+    sandbox = config.sandbox_options()
+    if sandbox is not None:  # fail closed here, with the console's words, before any worker starts
+        checked_layers(sandbox)
     config = _gate_config(args, config)
     if hasattr(args, "call_timeout"):
         config = replace(config, call_timeout=args.call_timeout)
@@ -273,7 +304,7 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
 
 def sandbox_layers(args: argparse.Namespace) -> tuple[Layer, ...]:
     """What ``--isolation sandbox`` with these options would get on this machine, layer by layer."""
-    return probe(sandbox_options(_isolation_config(args, LoaderConfig())))
+    return probe(_isolation_config(args, LoaderConfig()).sandbox_options() or SandboxOptions())
 
 
 def loader_plugins(args: argparse.Namespace) -> list[object]:

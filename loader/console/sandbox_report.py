@@ -7,9 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..isolation.sandbox import Layer, SandboxUnavailable, probe
-from ..reload.config import LoaderConfig
-from ..reload.loader import sandbox_options
+from ..isolation.sandbox import Layer, SandboxOptions, SandboxUnavailable, probe
 from .common import UsageError, stderr_console
 
 __all__ = ["checked_layers", "layer_records", "layer_table", "wants_sandbox"]
@@ -41,13 +39,9 @@ def layer_records(layers: tuple[Layer, ...]) -> list[dict[str, Any]]:
     return [{"layer": x.name, "on": x.on, "wanted": x.wanted, "detail": x.detail} for x in layers]
 
 
-def checked_layers(config: LoaderConfig) -> tuple[Layer, ...]:
-    """The layers ``config`` asks for, as this machine enforces them; refuses (a usage error naming the
+def checked_layers(options: SandboxOptions) -> tuple[Layer, ...]:
+    """The layers ``options`` ask for, as this machine enforces them; refuses (a usage error naming the
     missing layers) unless best effort was asked for, and then warns loudly on stderr."""
-    try:
-        options = sandbox_options(config)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
     layers = probe(options)
     missing = [layer for layer in layers if layer.wanted and not layer.on]
     if missing and not options.best_effort:

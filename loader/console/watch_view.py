@@ -179,9 +179,6 @@ def _event_body(row: EventLine, file: str) -> str:
     return " ".join(part for part in (file, row.tools, row.detail) if part)
 
 
-_TOOL_COLUMNS = ("name", "kind", "source", "description", "parameters", "version", "status")
-
-
 def _columns(rows: Sequence[ToolRow]) -> list[Column]:
     """The table's columns: the description wants a readable width first and takes what is left last,
     so a wide terminal shows every source path and parameter list whole before longer descriptions."""

@@ -7,7 +7,6 @@ worker pipe) can carry them without knowing the tool.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -193,10 +192,3 @@ Question = UserQuestion | ModelQuestion | RootsQuestion
 
 Answer = UserAnswer | ModelAnswer | RootsAnswer
 """The answer to a ``Question`` of the matching kind."""
-
-CAPABILITY_OF: Mapping[type, ContextCapability] = {
-    UserQuestion: ContextCapability.ASK_USER,
-    ModelQuestion: ContextCapability.ASK_MODEL,
-    RootsQuestion: ContextCapability.LIST_ROOTS,
-}
-"""Which capability answering a question of each kind takes."""

@@ -7,6 +7,7 @@ and a worker process call the same code, so the same file fails the same way.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from ..types import AgentTool
 
 __all__ = [
     "class_tool_args",
+    "configure_plugins",
     "discover_tools",
     "has_implementations",
     "make_plugin_manager",
@@ -33,9 +35,12 @@ logger = logging.getLogger(__name__)
 
 
 def make_plugin_manager(
-    plugins: Sequence[object], *, loader: Any, builtin: bool = True, entry_points: bool = True
+    plugins: Sequence[object], *, builtin: bool = True, entry_points: bool = True
 ) -> pluggy.PluginManager:
-    """A plugin manager with the built-in plugins, entry-point plugins and ``plugins``, configured."""
+    """A plugin manager with the built-in plugins, entry-point plugins and ``plugins``.
+
+    ``configure_plugins`` then hands the plugins their loader, once it is built.
+    """
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(ToolLoaderHookSpecs)
     if builtin:
@@ -49,8 +54,12 @@ def make_plugin_manager(
             logger.exception("group=<%s> | could not load plugin entry points", ENTRY_POINT_GROUP)
     for plugin in plugins:
         manager.register(plugin)
-    manager.hook.tool_loader_configure.call_historic(kwargs={"loader": loader})
     return manager
+
+
+def configure_plugins(manager: pluggy.PluginManager, loader: Any) -> None:
+    """Call ``tool_loader_configure`` with ``loader`` (historic: plugins registered later get it too)."""
+    manager.hook.tool_loader_configure.call_historic(kwargs={"loader": loader})
 
 
 def has_implementations(manager: pluggy.PluginManager, hook_name: str) -> bool:
@@ -80,16 +89,19 @@ def class_tool_args(
 
 
 def discover_tools(
-    manager: pluggy.PluginManager, module: ModuleType, path: Path, loader: Any
+    manager: pluggy.PluginManager, module: ModuleType, path: Path, loader: Any = None
 ) -> list[AgentTool]:
-    """Merge every plugin's tools for ``module``.
+    """Merge every plugin's tools for ``module``; ``loader`` is for plugins still asking for it.
 
     Raises:
         ToolDefinitionError: A plugin returned something that is not an ``AgentTool``.
         InvalidToolNameError: A tool's name is outside the allowed pattern.
         DuplicateToolInFileError: The file defines one name twice.
     """
-    results = manager.hook.tool_loader_discover_tools(module=module, path=path, loader=loader)
+    class_args = functools.partial(class_tool_args, manager)
+    results = manager.hook.tool_loader_discover_tools(
+        module=module, path=path, class_args=class_args, loader=loader
+    )
     seen_ids: set[int] = set()
     by_name: dict[str, AgentTool] = {}
     for result in results:

@@ -231,6 +231,7 @@ class ToolImporter(ModuleNames):
         """The spec of a file module, built directly (``spec_from_file_location`` normalises paths
         that are already absolute and resolved, and works out a bytecode path we never use)."""
         loader = _SourceBytesLoader(self, file)
+        loader.source = self.source_for(fullname)
         spec = importlib.machinery.ModuleSpec(
             fullname, loader, origin=str(file), is_package=bool(package_dir)
         )
@@ -238,6 +239,21 @@ class ToolImporter(ModuleNames):
             spec.submodule_search_locations = [str(package_dir)]
         spec.has_location = True
         return spec
+
+    # ------------------------------------------------------------ hooks for subclasses
+    def source_for(self, fullname: str) -> bytes | None:
+        """The bytes to run when ``fullname`` is next imported from its file; None reads the file.
+
+        A hook for subclasses (a worker process runs a module's live version from
+        bytes it was sent); the base class always reads the file.
+        """
+        return None
+
+    def module_ran(self, module: ModuleType, path: Path, source: bytes) -> None:
+        """Called after ``module`` (from ``path``) ran ``source`` without raising; does nothing here.
+
+        A hook for subclasses that record what ran (a worker reports it to the loader).
+        """
 
     # ------------------------------------------------------------ execution
     def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
@@ -270,6 +286,7 @@ class ToolImporter(ModuleNames):
             running.remove(execution)
             if not running and self._running.get(thread_id) is running:
                 del self._running[thread_id]
+        self.module_ran(module, path, source)
 
     def _folder_of(self, path: str | Path) -> Path:
         """The folder holding ``path``, as one object per folder: the import hook's caches are keyed
@@ -486,6 +503,29 @@ class ToolImporter(ModuleNames):
             if self._publishing.get(name) is publishing:
                 del self._publishing[name]
         setattr(parent, child, module)
+        return module
+
+    def run_package(self, name: str, path: Path, source: bytes) -> ModuleType:
+        """Run ``source`` as the package ``name`` (its ``__init__.py`` is ``path``) and make it current.
+
+        For a worker process rebuilding a package version it was sent; on failure
+        ``sys.modules`` keeps the previous module.
+        """
+        spec = self._file_spec(name, path, package_dir=path.parent)
+        loader = _SourceBytesLoader(self, path)
+        loader.source = source
+        spec.loader = loader
+        module = importlib.util.module_from_spec(spec)
+        previous = sys.modules.get(name)
+        sys.modules[name] = module
+        try:
+            loader.exec_module(module)
+        except BaseException:
+            if previous is not None:
+                sys.modules[name] = previous
+            else:
+                sys.modules.pop(name, None)
+            raise
         return module
 
     def abandon(self, thread_id: int) -> None:

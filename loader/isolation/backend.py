@@ -34,6 +34,7 @@ from ..importing.threads import ImportAbandoned, ImportJob, ImportPool, ImportTi
 from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
+from .description_wire import description_from_wire
 from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
 from .host import harden_host
 from .importers import ImportWorkers
@@ -42,7 +43,7 @@ from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
 from .process import WorkerProcess
 from .protocol import decode_value, encode_value
-from .proxy import ProxyTool, ToolDescription
+from .proxy import ProxyTool
 from .sandbox.options import SandboxOptions
 from .sandbox.policy import worker_policy
 from .sandbox.probe import Layer, check_layers
@@ -237,7 +238,7 @@ class ProcessBackend:
                 )
             )
         tools: list[AgentTool] = [
-            ProxyTool(ToolDescription.from_message(d), recipe, self.router) for d in reply.get("tools", [])
+            ProxyTool(description_from_wire(d), recipe, self.router) for d in reply.get("tools", [])
         ]
         with self._lock:
             prepare = bool(tools) and self._prepared_in_batch < _PREPARE_PER_BATCH

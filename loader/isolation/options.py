@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from ..errors import OptionError
+
 __all__ = ["DEFAULT_WORKER_ENV", "WorkerOptions", "worker_environment"]
 
 DEFAULT_WORKER_ENV: Final[tuple[str, ...]] = (
@@ -67,6 +69,9 @@ class WorkerOptions:
         start_timeout: Seconds a new worker has to report that it is ready.
         command_prefix: A wrapper the worker's ``python`` command is run under, such as
             ``("bwrap", "--ro-bind", "/", "/", ..., "--")``: where a sandbox goes.
+
+    In a ``LoaderConfig`` (its ``workers``), ``max_result_bytes``, ``max_concurrent_per_tool``
+    and ``call_timeout`` come from the loader's own call limits, which apply in every mode.
     """
 
     worker_env: tuple[str, ...] = ()
@@ -81,14 +86,19 @@ class WorkerOptions:
     command_prefix: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        """Check every setting once, here; 0 means no limit for the two per-worker limits.
+
+        Raises:
+            OptionError: Naming the setting and the value.
+        """
         if self.call_workers < 1:
-            raise ValueError(f"call_workers must be at least 1, not {self.call_workers}")
+            raise OptionError("call_workers", self.call_workers, "at least 1")
         if self.spare_workers < 0:
-            raise ValueError(f"spare_workers cannot be negative ({self.spare_workers})")
+            raise OptionError("spare_workers", self.spare_workers, "0 or more")
         for name in ("max_memory_mb", "max_processes"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"{name} must be a whole number >= 0 (0: no limit), not {value!r}")
+                raise OptionError(name, value, "a whole number >= 0 (0: no limit)")
             if value == 0:
                 object.__setattr__(self, name, None)
 

@@ -17,97 +17,29 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable
-from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..results import exception_result
-from ..tools.metadata import ToolMetadata
-from ..types import AgentTool, ToolExample, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame
+from ..tools.description import DescribedTool, ToolDescription
+from ..types import ToolGenerator, ToolResult, ToolUse, call_frame
 from .calls import CallRouter
 from .ledger import ModuleVersion
-from .protocol import decode_value
 
 __all__ = ["ProxyTool", "ToolDescription"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolDescription:
-    """What the import worker reports about one discovered tool."""
-
-    name: str
-    spec: ToolSpec
-    tool_type: str
-    is_async: bool
-    streaming: bool
-    source_file: str | None
-    source_line: int | None
-    version: str | None
-    category: str | None
-    tags: tuple[str, ...]
-    display: dict[str, str]
-    hot_reload: bool
-    metadata: ToolMetadata | None
-    examples: tuple[ToolExample, ...] = ()
-
-    @classmethod
-    def from_message(cls, data: dict[str, Any]) -> ToolDescription:
-        raw_metadata = data.get("metadata")
-        return cls(
-            name=str(data["name"]),
-            spec=decode_value(data["spec"]),
-            tool_type=str(data["type"]),
-            is_async=bool(data.get("is_async")),
-            streaming=bool(data.get("streaming")),
-            source_file=data.get("source_file"),
-            source_line=data.get("source_line"),
-            version=data.get("version"),
-            category=data.get("category"),
-            tags=tuple(str(t) for t in data.get("tags") or ()),
-            display={str(k): str(v) for k, v in (data.get("display") or {}).items()},
-            hot_reload=bool(data.get("hot_reload")),
-            metadata=None if raw_metadata is None else ToolMetadata.model_validate(raw_metadata),
-            examples=tuple(_example(e) for e in data.get("examples") or () if isinstance(e, dict)),
-        )
-
-
-def _example(data: dict[str, Any]) -> ToolExample:
-    """One example as ``describe`` sent it (``expected_output`` absent when the example gives none)."""
-    params = decode_value(data.get("params"))
-    example = ToolExample(params if isinstance(params, dict) else {}, str(data.get("description") or ""))
-    if "expected_output" in data:
-        example = replace(example, expected_output=decode_value(data["expected_output"]))
-    return example
-
-
-class ProxyTool(AgentTool):
+class ProxyTool(DescribedTool):
     """Stands in for one version of a tool that lives in worker processes."""
 
     def __init__(
         self, description: ToolDescription, recipe: tuple[ModuleVersion, ...], router: CallRouter
     ) -> None:
         super().__init__()
-        self.description = description
+        self.description = description  # made by the worker: ``_describe`` never runs
         self.recipe = recipe
         self._router = router
 
-    # -- what listings and models read ------------------------------------------------------
-    @property
-    def tool_name(self) -> str:
-        return self.description.name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        """A fresh copy each time, as in-process tools give."""
-        return decode_value(self.description.spec)  # type: ignore[no-any-return]
-
-    @property
-    def tool_type(self) -> str:
-        return self.description.tool_type
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return self.description.hot_reload
-
+    # -- what listings and models read: the description, and these -------------------------
     @property
     def enforces_call_timeout(self) -> bool:
         """Its call worker is killed at the call timeout, so a synchronous caller may call it directly."""
@@ -126,50 +58,12 @@ class ProxyTool(AgentTool):
         return "process"
 
     @property
-    def is_generator(self) -> bool:
-        """Whether the tool streams events."""
-        return self.description.streaming
-
-    @property
-    def source_file(self) -> str | None:
-        return self.description.source_file
-
-    @property
-    def source_line(self) -> int | None:
-        return self.description.source_line
-
-    @property
-    def version(self) -> str | None:
-        """A class tool's declared version."""
-        return self.description.version
-
-    @property
-    def metadata(self) -> ToolMetadata | None:
-        """A class tool's ``ToolMetadata`` (None for other kinds)."""
-        return self.description.metadata
-
-    @property
-    def category(self) -> str | None:
-        return self.description.category
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self.description.tags
-
-    @property
-    def examples(self) -> tuple[ToolExample, ...]:
-        """The tool's examples, as its worker read them: the gate runs them through this proxy."""
-        return self.description.examples
-
-    @property
     def serial(self) -> int:
         """The version of the tool's module this proxy runs."""
         return self.recipe[-1].serial
 
     def get_display_properties(self) -> dict[str, str]:
-        props = dict(self.description.display)
-        props["Isolation"] = "process"
-        return props
+        return {**self.description.display, "Isolation": "process"}
 
     # -- calls -------------------------------------------------------------------------------
     def invoke(

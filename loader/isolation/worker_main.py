@@ -17,26 +17,26 @@ import asyncio
 import contextlib
 import ctypes
 import faulthandler
-import importlib.machinery
 import json
 import os
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..calls.tracing import remote_context
-from ..importing.discovery import class_tool_args, discover_tools, make_plugin_manager
-from ..importing.importer import ToolImporter, _SourceBytesLoader
+from ..importing.discovery import configure_plugins, discover_tools, make_plugin_manager
+from ..importing.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
-from ..tools.class_tool import get_tool_metadata
-from ..types import AgentTool, ToolExample, ToolResult, ToolUse
+from ..tools.description import description_of
+from ..types import AgentTool, ToolResult, ToolUse
 from .context_relay import install_pipe_handlers
+from .description_wire import description_to_wire
 from .host import drop_ptrace
 from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
 from .sandbox.limits import CallCpuLimit
@@ -62,62 +62,15 @@ class _RecordingImporter(ToolImporter):
         self.staged: dict[str, tuple[int, bytes]] = {}
         self.ran_staged: dict[str, int] = {}
 
-    def _file_spec(
-        self, fullname: str, file: Path, package_dir: Path | None = None
-    ) -> importlib.machinery.ModuleSpec:
-        spec = super()._file_spec(fullname, file, package_dir)
+    def source_for(self, fullname: str) -> bytes | None:
         staged = self.staged.pop(fullname, None)
-        if staged is not None and isinstance(spec.loader, _SourceBytesLoader):
-            spec.loader.source = staged[1]
-            self.ran_staged[fullname] = staged[0]
-        return spec
+        if staged is None:
+            return None
+        self.ran_staged[fullname] = staged[0]
+        return staged[1]
 
-    def _execute(self, module: ModuleType, path: Path, source: bytes, digest: str | None = None) -> None:
-        super()._execute(module, path, source, digest)
+    def module_ran(self, module: ModuleType, path: Path, source: bytes) -> None:
         self.executed.append((module.__name__, path, source))
-
-
-class _LoaderView:
-    """What discovery plugins may ask of "the loader" inside a worker (what ``ToolLoader`` offers them)."""
-
-    def __init__(self, paths: tuple[Path, ...], builtin: bool, entry_points: bool) -> None:
-        self.paths = paths
-        self.plugin_manager = make_plugin_manager((), loader=self, builtin=builtin, entry_points=entry_points)
-
-    def class_tool_args(self, cls: type, path: Path) -> tuple[Sequence[Any], dict[str, Any]]:
-        return class_tool_args(self.plugin_manager, cls, path)
-
-
-def describe(tool: AgentTool) -> dict[str, Any]:
-    """What the loader's proxy needs to stand in for ``tool``: spec, kind and display facts."""
-    metadata = get_tool_metadata(tool)
-    version = metadata.version if metadata is not None else getattr(tool, "version", None)
-    line = getattr(tool, "source_line", None)
-    source = getattr(tool, "source_file", None)
-    return {
-        "name": tool.tool_name,
-        "spec": encode_value(tool.tool_spec),
-        "type": tool.tool_type,
-        "is_async": getattr(tool, "is_async", None) is True,
-        "streaming": getattr(tool, "is_generator", None) is True,
-        "source_file": source if isinstance(source, str) else None,
-        "source_line": line if isinstance(line, int) else None,
-        "version": None if version is None else str(version),
-        "category": tool.category,
-        "tags": list(tool.tags),
-        "display": encode_value(tool.get_display_properties()),
-        "hot_reload": bool(tool.supports_hot_reload),
-        "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
-        "examples": [_example(example) for example in tool.examples],
-    }
-
-
-def _example(example: ToolExample) -> dict[str, Any]:
-    """One example as plain data; ``expected_output`` only when the example gives one."""
-    data: dict[str, Any] = {"params": encode_value(example.params), "description": example.description}
-    if example.has_expected_output:
-        data["expected_output"] = encode_value(example.expected_output)
-    return data
 
 
 class Worker:
@@ -127,7 +80,10 @@ class Worker:
         self.channel = channel
         self.roots = tuple(Path(p) for p in settings["roots"])
         self.importer = _RecordingImporter(list(self.roots), settings["tag"])
-        self.view = _LoaderView(self.roots, settings["builtin_plugins"], settings["entry_point_plugins"])
+        self.plugin_manager = make_plugin_manager(
+            (), builtin=settings["builtin_plugins"], entry_points=settings["entry_point_plugins"]
+        )
+        configure_plugins(self.plugin_manager, None)  # no ToolLoader lives in a worker
         self.current: dict[str, int] = {}
         self.modules: OrderedDict[int, ModuleType] = OrderedDict()
         self.tools: OrderedDict[int, dict[str, AgentTool]] = OrderedDict()
@@ -185,7 +141,7 @@ class Worker:
             path = Path(path_text)
             self.importer.executed.clear()
             if path.name == "__init__.py":
-                module = self._run_package(name, path, data)
+                module = self.importer.run_package(name, path, data)
             else:
                 module = self.importer.load(path, data)
             self.current[name] = serial
@@ -209,29 +165,9 @@ class Worker:
             self.current.pop(name, None)
             self.importer.staged.pop(name, None)
 
-    def _run_package(self, name: str, path: Path, data: bytes) -> ModuleType:
-        import importlib.util
-
-        spec = self.importer._file_spec(name, path, package_dir=path.parent)
-        loader = _SourceBytesLoader(self.importer, path)
-        loader.source = data
-        spec.loader = loader
-        module = importlib.util.module_from_spec(spec)
-        previous = sys.modules.get(name)
-        sys.modules[name] = module
-        try:
-            loader.exec_module(module)
-        except BaseException:
-            if previous is not None:
-                sys.modules[name] = previous
-            else:
-                sys.modules.pop(name, None)
-            raise
-        return module
-
     def discover(self, module: ModuleType, path: Path) -> list[AgentTool]:
         """Every plugin's tools: the in-process loader's own discovery, so errors match across modes."""
-        return discover_tools(self.view.plugin_manager, module, path, self.view)
+        return discover_tools(self.plugin_manager, module, path)
 
     def _executed_report(self, serial_base: int) -> list[list[Any]]:
         report = []
@@ -287,7 +223,7 @@ class Worker:
         return {
             "ok": error is None,
             "error": error,
-            "tools": [describe(tool) for tool in tools],
+            "tools": [description_to_wire(description_of(tool)) for tool in tools],
             "executed": executed,
             "deps": {n: sorted(self.importer.dependencies(n)) for n in touched},
             "executions": self.importer.executions - before,

@@ -154,16 +154,8 @@ class RegistrySnapshot:
         context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Run the pinned tool; an unknown name or a failing tool gives an error result."""
-        tool_use_id = tool_use_id or new_tool_use_id()
-        tool = self.get(name)
-        if tool is None:
-            return unknown_tool(name, tool_use_id, self._names)
-        if self._lifecycle is not None:
-            self._lifecycle.enter(tool)
-        state = with_handlers(invocation_state, context_handlers)
-        return run_counted(
-            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
-        )
+        tool = self._enter(name)
+        return self._call(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
 
     async def ainvoke(
         self,
@@ -176,12 +168,49 @@ class RegistrySnapshot:
         context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Async ``invoke``."""
-        tool_use_id = tool_use_id or new_tool_use_id()
+        tool = self._enter(name)
+        return await self._acall(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
+
+    def _enter(self, name: str) -> AgentTool | None:
+        """The named tool, counted as in flight."""
         tool = self.get(name)
+        if tool is not None and self._lifecycle is not None:
+            self._lifecycle.enter(tool)
+        return tool
+
+    def _call(
+        self,
+        name: str,
+        tool: AgentTool | None,
+        input: Any,
+        tool_use_id: str | None,
+        invocation_state: dict[str, Any] | None,
+        agent: Any,
+        context_handlers: ContextHandlers | None,
+    ) -> ToolResult:
+        """The call body of ``invoke`` here and in the registry: ``tool`` is already counted as in flight."""
+        tool_use_id = tool_use_id or new_tool_use_id()
         if tool is None:
             return unknown_tool(name, tool_use_id, self._names)
-        if self._lifecycle is not None:
-            self._lifecycle.enter(tool)
+        state = with_handlers(invocation_state, context_handlers)
+        return run_counted(
+            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
+        )
+
+    async def _acall(
+        self,
+        name: str,
+        tool: AgentTool | None,
+        input: Any,
+        tool_use_id: str | None,
+        invocation_state: dict[str, Any] | None,
+        agent: Any,
+        context_handlers: ContextHandlers | None,
+    ) -> ToolResult:
+        """The async ``_call``."""
+        tool_use_id = tool_use_id or new_tool_use_id()
+        if tool is None:
+            return unknown_tool(name, tool_use_id, self._names)
         state = with_handlers(invocation_state, context_handlers)
         return await arun_counted(
             tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation

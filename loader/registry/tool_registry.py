@@ -22,11 +22,11 @@ from contextlib import contextmanager
 from typing import Any, overload
 
 from ..calls.runner import CallLimits, CallRunner
-from ..context.handlers import ContextHandlers, with_handlers
-from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec, new_tool_use_id
+from ..context.handlers import ContextHandlers
+from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec
 from .changes import RegistryChangeSet
-from .lifecycle import Lifecycle, arun_counted, cleanup, run_counted, safe_name
-from .snapshot import RegistryBatch, RegistrySnapshot, ToolLike, unknown_tool
+from .lifecycle import Lifecycle, cleanup, safe_name
+from .snapshot import RegistryBatch, RegistrySnapshot, ToolLike
 
 __all__ = ["ToolRegistry"]
 
@@ -152,14 +152,8 @@ class ToolRegistry:
         context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Run the named tool; never raises for the tool's or the input's fault."""
-        tool_use_id = tool_use_id or new_tool_use_id()
         snapshot, tool = self._lifecycle.acquire(name)
-        if tool is None:
-            return unknown_tool(name, tool_use_id, snapshot.names())
-        state = with_handlers(invocation_state, context_handlers)
-        return run_counted(
-            tool, self._lifecycle, input, tool_use_id, state, agent, generation=snapshot.generation
-        )
+        return snapshot._call(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
 
     async def ainvoke(
         self,
@@ -172,13 +166,9 @@ class ToolRegistry:
         context_handlers: ContextHandlers | None = None,
     ) -> ToolResult:
         """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
-        tool_use_id = tool_use_id or new_tool_use_id()
         snapshot, tool = self._lifecycle.acquire(name)
-        if tool is None:
-            return unknown_tool(name, tool_use_id, snapshot.names())
-        state = with_handlers(invocation_state, context_handlers)
-        return await arun_counted(
-            tool, self._lifecycle, input, tool_use_id, state, agent, generation=snapshot.generation
+        return await snapshot._acall(
+            name, tool, input, tool_use_id, invocation_state, agent, context_handlers
         )
 
     # -- writing ----------------------------------------------------------------------------------

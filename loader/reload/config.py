@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
+import warnings
+from dataclasses import InitVar, dataclass, field, replace
+from typing import Any, Final, Literal
 
 from ..calls.runner import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, CallLimits
+from ..isolation.options import WorkerOptions
+from ..isolation.sandbox.options import SandboxOptions, parse_endpoint
 from .watcher import WatchTimings
 
-__all__ = ["DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_PROCESSES", "LoaderConfig"]
+__all__ = ["LoaderConfig"]
 
-DEFAULT_MAX_MEMORY_MB = 2048
-"""Process mode: each worker's data limit unless configured (room for numpy, pandas and the like)."""
-DEFAULT_MAX_PROCESSES = 256
-"""Process mode: processes below each worker unless configured (room for a pool of subprocesses)."""
+
+class _NotGiven:
+    """The default of a deprecated flat setting: read ``workers`` or ``sandbox`` instead."""
+
+    def __repr__(self) -> str:
+        return "<deprecated: see LoaderConfig.workers and LoaderConfig.sandbox>"
+
+
+_NOT_GIVEN: Final = _NotGiven()
+_FLAT: Final = {
+    "worker_env": "worker_env",
+    "max_memory_mb": "max_memory_mb",
+    "max_processes": "max_processes",
+    "worker_command_prefix": "command_prefix",
+    "sandbox_allow_read": "allow_read",
+    "sandbox_allow_write": "allow_write",
+    "sandbox_allow_connect": "allow_connect",
+    "sandbox_allow_network": "allow_network",
+    "sandbox_best_effort": "best_effort",
+    "sandbox_call_cpu_seconds": "max_cpu_seconds",
+    "sandbox_max_file_mb": "max_file_mb",
+}
+"""Each deprecated flat setting, in declaration order, and its ``WorkerOptions``/``SandboxOptions`` field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,24 +60,11 @@ class LoaderConfig:
             ``"process"`` runs them in supervised worker processes (``loader.isolation``);
             ``"sandbox"`` is process isolation with each worker confined by the kernel
             (Landlock, seccomp, rlimits: ``loader.isolation.sandbox``, ``docs/sandbox.md``).
-        worker_env: Process mode: extra environment variable names workers inherit.
-        max_memory_mb: Process mode: each worker's data limit in MB (default 2048; None or 0:
-            none). ``RLIMIT_DATA`` on Linux, which counts what a process writes (heap, private
-            mappings), not the address space that libraries like numpy reserve unused.
-        max_processes: Process mode: most processes below each worker (default 256; None or
-            0: none); a worker past it is stopped with everything it started.
-        worker_command_prefix: Process mode: a wrapper workers run under (a sandbox such as bwrap).
-        sandbox_allow_read: Sandbox mode: extra files or folders tools may read.
-        sandbox_allow_write: Sandbox mode: extra files or folders tools may read and write.
-        sandbox_allow_connect: Sandbox mode: ``HOST:PORT`` endpoints tools may connect to
-            over TCP (the port is enforced, the host is not).
-        sandbox_allow_network: Sandbox mode: leave the network open to tools.
-        sandbox_best_effort: Sandbox mode: start even where the kernel cannot enforce a
-            layer (a warning names the layers that are off) instead of refusing to start.
-        sandbox_call_cpu_seconds: Sandbox mode: CPU seconds one call may use (default 60;
-            None: no limit); a call past it loses its worker and gets an error result.
-        sandbox_max_file_mb: Sandbox mode: the largest file a tool may write, in MB (default
-            1024; None: no limit); a larger write fails with ``EFBIG``.
+        workers: Process and sandbox modes: the worker processes' ``WorkerOptions``
+            (environment, memory and process limits, a command prefix); the call limits
+            below take the place of its own.
+        sandbox: Sandbox mode: what a confined tool may reach and use (``SandboxOptions``;
+            None: the defaults). Ignored in the other modes.
         call_timeout: Seconds before a call is answered with a timeout error (None or 0: no limit).
         max_concurrent_calls_per_tool: Threads one synchronous tool may occupy at once.
         max_result_bytes: The largest result a call hands on (default 32 MiB; None or 0: no
@@ -82,17 +90,8 @@ class LoaderConfig:
     entry_point_plugins: bool = True
     builtin_plugins: bool = True
     isolation: Literal["thread", "process", "sandbox"] = "thread"
-    worker_env: tuple[str, ...] = ()
-    max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB
-    max_processes: int | None = DEFAULT_MAX_PROCESSES
-    worker_command_prefix: tuple[str, ...] = ()
-    sandbox_allow_read: tuple[str | Path, ...] = ()
-    sandbox_allow_write: tuple[str | Path, ...] = ()
-    sandbox_allow_connect: tuple[str, ...] = ()
-    sandbox_allow_network: bool = False
-    sandbox_best_effort: bool = False
-    sandbox_call_cpu_seconds: float | None = 60.0
-    sandbox_max_file_mb: int | None = 1024
+    workers: WorkerOptions = field(default_factory=WorkerOptions)
+    sandbox: SandboxOptions | None = None
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     max_concurrent_calls_per_tool: int = 8
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES
@@ -100,12 +99,53 @@ class LoaderConfig:
     example_timeout: float = 5.0
     bytecode_cache: bool = True
 
-    def __post_init__(self) -> None:
-        for name in ("max_memory_mb", "max_processes"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"{name} must be a whole number >= 0 (0: no limit), not {value!r}")
+    # Deprecated flat settings: accepted for one release and folded into ``workers``/``sandbox``.
+    worker_env: InitVar[Any] = _NOT_GIVEN
+    max_memory_mb: InitVar[Any] = _NOT_GIVEN
+    max_processes: InitVar[Any] = _NOT_GIVEN
+    worker_command_prefix: InitVar[Any] = _NOT_GIVEN
+    sandbox_allow_read: InitVar[Any] = _NOT_GIVEN
+    sandbox_allow_write: InitVar[Any] = _NOT_GIVEN
+    sandbox_allow_connect: InitVar[Any] = _NOT_GIVEN
+    sandbox_allow_network: InitVar[Any] = _NOT_GIVEN
+    sandbox_best_effort: InitVar[Any] = _NOT_GIVEN
+    sandbox_call_cpu_seconds: InitVar[Any] = _NOT_GIVEN
+    sandbox_max_file_mb: InitVar[Any] = _NOT_GIVEN
+
+    def __post_init__(self, *flat: Any) -> None:
+        given = {name: value for name, value in zip(_FLAT, flat, strict=True) if value is not _NOT_GIVEN}
+        if not given:
+            return
+        warnings.warn(
+            f"LoaderConfig({', '.join(given)}=...) is deprecated: "
+            "use LoaderConfig(workers=WorkerOptions(...), sandbox=SandboxOptions(...))",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        workers = {_FLAT[name]: value for name, value in given.items() if not name.startswith("sandbox_")}
+        if workers:
+            object.__setattr__(self, "workers", replace(self.workers, **workers))
+        sandbox: dict[str, Any] = {_FLAT[n]: v for n, v in given.items() if n.startswith("sandbox_")}
+        if sandbox:
+            if "allow_connect" in sandbox:
+                sandbox["allow_connect"] = tuple(parse_endpoint(e) for e in sandbox["allow_connect"])
+            object.__setattr__(self, "sandbox", replace(self.sandbox or SandboxOptions(), **sandbox))
 
     def call_limits(self) -> CallLimits:
         """The call timeout and per-tool concurrency cap, as the registry takes them."""
         return CallLimits(self.call_timeout, self.max_concurrent_calls_per_tool, self.max_result_bytes)
+
+    def worker_options(self) -> WorkerOptions:
+        """``workers`` under this config's call limits, which apply in every mode."""
+        return replace(
+            self.workers,
+            max_result_bytes=self.max_result_bytes or None,
+            max_concurrent_per_tool=self.max_concurrent_calls_per_tool,
+            call_timeout=self.call_timeout or 0.0,
+        )
+
+    def sandbox_options(self) -> SandboxOptions | None:
+        """What each worker is confined by: ``sandbox`` (or the defaults) in sandbox mode, else None."""
+        if self.isolation != "sandbox":
+            return None
+        return self.sandbox if self.sandbox is not None else SandboxOptions()

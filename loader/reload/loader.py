@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from immutables import Map
 
@@ -30,6 +30,7 @@ from ..importing.backend import InProcessBackend, LoadBackend
 from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
     class_tool_args,
+    configure_plugins,
     discover_tools,
     has_implementations,
     make_plugin_manager,
@@ -59,9 +60,6 @@ from .reconcile import Reconciler
 from .roots import root_as_given
 from .sources import SourceFinder
 from .watcher import ChangeScheduler, FolderWatcher, WatchMode
-
-if TYPE_CHECKING:
-    from ..isolation.sandbox import SandboxOptions
 
 __all__ = ["LoaderConfig", "ToolLoader"]
 
@@ -113,38 +111,30 @@ class ToolLoader:
         self._publish_listeners: tuple[Callable[[Published], None], ...] = ()
         self._in_commit = False
         self._foreign_pending = False
-        self._announcer = Announcer(
-            lambda hook, **kwargs: notify_hook(self.plugin_manager, hook, **kwargs),
-            hooked=lambda hook: has_implementations(self.plugin_manager, hook),
-        )
         self._apply_lock = threading.RLock()
+        self._watching = False
+        self._closed = False
         self.threads = ThreadHealth()
         """The loader's own threads (and those serving it): which died, and of what."""
+        # The parts, each built from those before it.
+        self.plugin_manager = make_plugin_manager(
+            plugins, builtin=config.builtin_plugins, entry_points=config.entry_point_plugins
+        )
+        self._announcer = Announcer(
+            functools.partial(notify_hook, self.plugin_manager),
+            hooked=functools.partial(has_implementations, self.plugin_manager),
+        )
+        self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._scheduler = ChangeScheduler(
-            self._apply,
-            tick=lambda: self._reconciler.supervise(),
-            tick_interval=config.supervise_interval,
-            threads=self.threads,
+            self._apply, tick_interval=config.supervise_interval, threads=self.threads
         )
         self._watcher = FolderWatcher(
             self._scheduler,
             config.timings,
             recursive=config.recursive,
-            on_dir=lambda path: self._scheduler.submit(lambda: self._reconciler.reconcile(path)),
             matters=self._matters,
-            on_overflow=lambda: self._reconciler.events_lost(),
             threads=self.threads,
         )
-        self._watching = False
-        self._closed = False
-        self._unfollow_registry = self.registry.subscribe(self._on_registry_commit)
-        self.plugin_manager = make_plugin_manager(
-            plugins,
-            loader=self,
-            builtin=config.builtin_plugins,
-            entry_points=config.entry_point_plugins,
-        )
-        self._sources = SourceFinder(self.plugin_manager, recursive=config.recursive)
         self._imports = ImportRunner(
             self._backend,
             functools.partial(discover_tools, self.plugin_manager, loader=self),
@@ -158,7 +148,7 @@ class ToolLoader:
             self._ownership,
             backend=self._backend,
             imports=self._imports,
-            status_of=lambda path: self._statuses.get(path),
+            status_of=self._status_of,
             look_again=self._scheduler.look_again,
             config=config,
         )
@@ -173,6 +163,16 @@ class ToolLoader:
             importing=self._imports.in_flight,
             threads=self.threads,
         )
+        # The one step that connects them: the watcher and the scheduler call the reconciler
+        # back, the registry reports commits, and plugins meet the finished loader.
+        self._scheduler.connect(tick=self._reconciler.supervise)
+        self._watcher.connect(on_dir=self._reconcile_later, on_overflow=self._reconciler.events_lost)
+        self._unfollow_registry = self.registry.subscribe(self._on_registry_commit)
+        configure_plugins(self.plugin_manager, self)
+
+    def _reconcile_later(self, folder: Path) -> None:
+        """Queue a reconcile of ``folder`` (it appeared or vanished) on the scheduler's thread."""
+        self._scheduler.submit(functools.partial(self._reconciler.reconcile, folder))
 
     # ------------------------------------------------------------ plugins
     def register_plugin(self, plugin: object, name: str | None = None) -> None:
@@ -337,6 +337,9 @@ class ToolLoader:
         """Whether the loader is watching its folders."""
         return self._watching
 
+    def _status_of(self, path: Path) -> FileStatus | None:
+        return self._statuses.get(path)
+
     def _matters(self, path: Path) -> bool:
         """Whether a batch for ``path`` could change anything (asked by the watcher for each file event)."""
         if path in self._records:
@@ -481,45 +484,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def sandbox_options(config: LoaderConfig) -> SandboxOptions:
-    """The sandbox's options from the config's ``sandbox_*`` fields (``ValueError`` names a bad endpoint)."""
-    from ..isolation.sandbox import SandboxOptions, parse_endpoint
-
-    return SandboxOptions(
-        allow_read=tuple(Path(p).expanduser() for p in config.sandbox_allow_read),
-        allow_write=tuple(Path(p).expanduser() for p in config.sandbox_allow_write),
-        allow_connect=tuple(parse_endpoint(e) for e in config.sandbox_allow_connect),
-        allow_network=config.sandbox_allow_network,
-        best_effort=config.sandbox_best_effort,
-        max_file_mb=config.sandbox_max_file_mb,
-        max_cpu_seconds=config.sandbox_call_cpu_seconds,
-    )
-
-
 def make_backend(paths: tuple[Path, ...], config: LoaderConfig) -> LoadBackend:
     """The backend ``config.isolation`` asks for (process mode is imported only when used).
 
     The loader is the composition root: the one place that knows every backend.
     """
     if config.isolation in ("process", "sandbox"):
-        from ..isolation import ProcessBackend, WorkerOptions
+        from ..isolation import ProcessBackend
 
-        options = WorkerOptions(
-            worker_env=config.worker_env,
-            max_memory_mb=config.max_memory_mb or None,
-            max_processes=config.max_processes or None,
-            max_result_bytes=config.max_result_bytes or None,
-            max_concurrent_per_tool=config.max_concurrent_calls_per_tool,
-            call_timeout=config.call_timeout or 0.0,
-            command_prefix=config.worker_command_prefix,
-        )
         return ProcessBackend(
             paths,
-            options,
+            config.worker_options(),
             builtin_plugins=config.builtin_plugins,
             entry_point_plugins=config.entry_point_plugins,
             import_timeout=config.import_timeout,
-            sandbox=sandbox_options(config) if config.isolation == "sandbox" else None,
+            sandbox=config.sandbox_options(),
         )
     if config.isolation != "thread":
         raise ValueError(f"isolation must be 'thread', 'process' or 'sandbox', not {config.isolation!r}")

@@ -57,6 +57,10 @@ class ChangeScheduler:
         self._sleeping_until = -math.inf
         """When the thread looks at its deadlines again by itself (-inf: it is not sleeping on them)."""
 
+    def connect(self, *, tick: Callable[[], None]) -> None:
+        """Set the supervision ``tick`` (for an owner built after the scheduler); call before ``start``."""
+        self._tick = tick
+
     def note(self, path: Path, delay: float) -> None:
         """Schedule ``path``; the latest event decides when it is due."""
         with self._cond:

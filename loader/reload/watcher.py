@@ -158,7 +158,7 @@ class FolderWatcher:
         timings: WatchTimings,
         *,
         recursive: bool,
-        on_dir: Callable[[Path], None],
+        on_dir: Callable[[Path], None] = lambda path: None,
         matters: Callable[[Path], bool] = lambda path: True,
         on_overflow: Callable[[], None] = lambda: None,
         poll_interval: float = 0.5,
@@ -186,6 +186,11 @@ class FolderWatcher:
         self._on_overflow = on_overflow
         self._stop_hearing_overflows: Callable[[], None] | None = None
         self._lock = threading.Lock()
+
+    def connect(self, *, on_dir: Callable[[Path], None], on_overflow: Callable[[], None]) -> None:
+        """Set the callbacks of an owner built after the watcher; call before ``start``."""
+        self._on_dir = on_dir
+        self._on_overflow = on_overflow
 
     def start(self) -> None:
         """Start the observer thread."""
@@ -247,11 +252,6 @@ class FolderWatcher:
             self._watches[root] = _Watch(scheduled[0], real, inode, scheduled[1], handler, time.monotonic())
             self._roots = tuple(self._watches)
             return True
-
-    def is_watching(self, root: Path) -> bool:
-        """Whether ``root`` has a live watch (events or polling)."""
-        with self._lock:
-            return root in self._watches
 
     def mode(self, root: Path) -> WatchMode:
         """How ``root`` is watched right now."""

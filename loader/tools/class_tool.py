@@ -13,7 +13,6 @@ runs, so ``execute`` only ever sees input that matches the schema the model was 
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 import threading
@@ -29,7 +28,6 @@ from ..types import (
     AGENT_TOOL_HOOK,
     AgentTool,
     JSONSchema,
-    ToolExample,
     ToolGenerator,
     ToolResult,
     ToolSpec,
@@ -40,11 +38,11 @@ from ..types import (
 )
 from . import class_definition
 from .class_definition import build_metadata, declared_metadata, input_checker, is_generated_validate
+from .description import DescribedTool, ToolDescription
 from .examples import runnable_examples
 from .metadata import ToolMetadata
 from .options import ToolOptions
 from .params import apply_defaults, parameters_to_json_schema
-from .schema import copy_json
 from .validation import invalid_input_result
 
 __all__ = [
@@ -67,7 +65,7 @@ def get_tool_metadata(obj: Any) -> ToolMetadata | None:
     of truth), so they give None.
     """
     if isinstance(obj, ClassTool):
-        return obj.metadata
+        return obj._metadata
     carried = getattr(obj, "metadata", None) if isinstance(obj, AgentTool) else None
     if isinstance(carried, ToolMetadata):  # a process-mode proxy carries its class tool's metadata
         return carried
@@ -97,7 +95,7 @@ class _FunctionBacked:
         self.execute = execute
 
 
-class ClassTool(AgentTool):
+class ClassTool(DescribedTool):
     """An ``AgentTool`` backed by an instance of a ``@tool``-decorated class."""
 
     def __init__(self, instance: Any, *, metadata: ToolMetadata | None = None) -> None:
@@ -165,57 +163,38 @@ class ClassTool(AgentTool):
         return spec
 
     @property
-    def tool_name(self) -> str:
-        return self._metadata.name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        """A fresh copy, so callers cannot alter what the model is shown."""
-        return cast(ToolSpec, copy_json(self._spec))
-
-    @property
-    def tool_type(self) -> str:
-        return "class"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return True
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """The tool's declared metadata."""
-        return self._metadata
-
-    @property
     def instance(self) -> Any:
-        """The wrapped instance of the tool class."""
+        """The wrapped instance of the decorated class."""
         return self._instance
 
-    @property
-    def category(self) -> str | None:
-        return self._metadata.category
+    def _describe(self) -> ToolDescription:
+        meta = self._metadata
+        display = {"Name": meta.name, "Type": "class", "Version": meta.version}
+        if meta.category:
+            display["Category"] = meta.category
+        if meta.tags:
+            display["Tags"] = ", ".join(meta.tags)
+        target: Any = self._execute if isinstance(self._instance, _FunctionBacked) else type(self._instance)
+        display["Class"] = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
+        source_file, source_line = self._source()
+        return ToolDescription(
+            name=meta.name,
+            spec=self._spec,
+            tool_type="class",
+            is_async=self._async,
+            source_file=source_file,
+            source_line=source_line,
+            version=meta.version,
+            category=meta.category,
+            tags=meta.tags,
+            display=display,
+            hot_reload=True,
+            metadata=meta,
+            examples=runnable_examples(meta.examples),
+        )
 
-    @property
-    def version(self) -> str | None:
-        """The ``version=`` the class declares."""
-        return self._metadata.version
-
-    @property
-    def is_async(self) -> bool:
-        """Whether ``execute`` (or a custom ``validate``) is async: then it runs on the caller's loop."""
-        return self._async
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self._metadata.tags
-
-    @property
-    def examples(self) -> tuple[ToolExample, ...]:
-        """The metadata examples that carry params (``expectedOutput`` or ``expected_output``)."""
-        return runnable_examples(self._metadata.examples)
-
-    @functools.cached_property
     def _source(self) -> tuple[str | None, int | None]:
+        """The file and line defining the tool class (or the function given to ``create_tool``)."""
         target: Any = type(self._instance)
         if isinstance(self._instance, _FunctionBacked):
             target = self._execute
@@ -226,27 +205,6 @@ class ClassTool(AgentTool):
             if code is None:
                 return None, None
             return code.co_filename, code.co_firstlineno
-
-    @property
-    def source_file(self) -> str | None:
-        """The file defining the tool class (or the function given to ``create_tool``), if known."""
-        return self._source[0]
-
-    @property
-    def source_line(self) -> int | None:
-        """The line where that definition starts, if known."""
-        return self._source[1]
-
-    def get_display_properties(self) -> dict[str, str]:
-        props = super().get_display_properties()
-        props["Version"] = self._metadata.version
-        if self._metadata.category:
-            props["Category"] = self._metadata.category
-        if self._metadata.tags:
-            props["Tags"] = ", ".join(self._metadata.tags)
-        target: Any = self._execute if isinstance(self._instance, _FunctionBacked) else type(self._instance)
-        props["Class"] = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
-        return props
 
     def cleanup(self) -> Awaitable[None] | None:
         """Run the instance's ``cleanup`` (returns its awaitable when it is async)."""

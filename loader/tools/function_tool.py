@@ -45,17 +45,16 @@ from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
     JSONSchema,
-    ToolExample,
     ToolGenerator,
     ToolResult,
-    ToolSpec,
     ToolUse,
     call_frame,
     new_tool_use_id,
 )
+from .description import DescribedTool, ToolDescription
 from .function_definition import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
 from .options import ToolOptions
-from .schema import caller_namespace, copy_json
+from .schema import caller_namespace
 from .validation import (
     NOT_AN_OBJECT,
     invalid_input_result,
@@ -80,7 +79,7 @@ class _InvalidInput(Exception):
         self.result = result
 
 
-class FunctionTool(AgentTool, Generic[P, R]):
+class FunctionTool(DescribedTool, Generic[P, R]):
     """A function exposed as a tool; still callable as the function itself.
 
     Build one with ``@tool`` (``loader.decorator``) or directly with
@@ -148,7 +147,6 @@ class FunctionTool(AgentTool, Generic[P, R]):
         functools.update_wrapper(self, func)
         self._func = func
         self._definition = definition
-        self._display: dict[str, str] | None = None
         # A plain sync function whose validated input is its keyword arguments: invoke's fast path.
         self._inline = definition.simple and definition.kind is FunctionKind.FUNCTION
         self._kwargs_of = definition.validate_kwargs or _model_kwargs(definition)
@@ -177,52 +175,25 @@ class FunctionTool(AgentTool, Generic[P, R]):
 
     # -- AgentTool -----------------------------------------------------------------
 
-    @property
-    def tool_name(self) -> str:
-        """The name the model calls the tool by."""
-        return self._definition.name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        """The spec, built once; each access returns a fresh copy the caller may change freely."""
-        return copy_json(self._definition.spec)  # type: ignore[no-any-return]
-
-    @property
-    def tool_type(self) -> str:
-        """Always ``"function"``."""
-        return "function"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        """Function tools can be swapped for a new version at any time."""
-        return True
-
-    @property
-    def category(self) -> str | None:
-        """The ``category=`` given to ``@tool``."""
-        return self._definition.category
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        """The ``tags=`` given to ``@tool``."""
-        return self._definition.tags
-
-    @property
-    def examples(self) -> tuple[ToolExample, ...]:
-        """The ``examples=`` given to ``@tool``."""
-        return self._definition.examples
-
-    def get_display_properties(self) -> dict[str, str]:
-        """Name and type plus ``Function`` (the function's name) and ``Source`` (``file:line``)."""
-        if self._display is None:
-            props = super().get_display_properties()
-            props["Function"] = self._definition.function_name
-            if self.source_file is not None:
-                props["Source"] = (
-                    f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
-                )
-            self._display = props
-        return dict(self._display)
+    def _describe(self) -> ToolDescription:
+        d = self._definition
+        display = {"Name": d.name, "Type": "function", "Function": d.function_name}
+        if d.source_file is not None:
+            display["Source"] = f"{d.source_file}:{d.source_line}" if d.source_line else d.source_file
+        return ToolDescription(
+            name=d.name,
+            spec=d.spec,
+            tool_type="function",
+            is_async=d.kind in (FunctionKind.COROUTINE, FunctionKind.ASYNC_GENERATOR),
+            streaming=d.kind in (FunctionKind.GENERATOR, FunctionKind.ASYNC_GENERATOR),
+            source_file=d.source_file,
+            source_line=d.source_line,
+            category=d.category,
+            tags=d.tags,
+            display=display,
+            hot_reload=True,
+            examples=d.examples,
+        )
 
     # -- extras --------------------------------------------------------------------
 
@@ -230,26 +201,6 @@ class FunctionTool(AgentTool, Generic[P, R]):
     def original_function(self) -> Callable[P, R]:
         """The wrapped function (a bound method for a tool accessed through an instance)."""
         return self._func
-
-    @property
-    def source_file(self) -> str | None:
-        """The file the function is defined in, when known."""
-        return self._definition.source_file
-
-    @property
-    def source_line(self) -> int | None:
-        """The first line of the function's definition (its first decorator), when known."""
-        return self._definition.source_line
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the function is ``async`` (coroutine or async generator)."""
-        return self._definition.kind in (FunctionKind.COROUTINE, FunctionKind.ASYNC_GENERATOR)
-
-    @property
-    def is_generator(self) -> bool:
-        """Whether the function is a (sync or async) generator, i.e. streams events."""
-        return self._definition.kind in (FunctionKind.GENERATOR, FunctionKind.ASYNC_GENERATOR)
 
     # -- running -------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ from ..names import TOOL_NAME_PATTERN, is_valid_tool_name
 from .validation import schema_validator
 
 __all__ = [
-    "PARAMETER_TYPES",
     "TOOL_NAME_PATTERN",
     "ParameterType",
     "RateLimit",
@@ -30,8 +29,6 @@ __all__ = [
 
 ParameterType = Literal["string", "number", "integer", "boolean", "array", "object"]
 """The JSON types a parameter can have (``integer`` added to the reference's five)."""
-
-PARAMETER_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 
 _NUMERIC = ("number", "integer")
 

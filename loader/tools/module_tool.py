@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
@@ -19,8 +19,8 @@ from ..context.tool_context import ToolContext
 from ..errors import ToolDefinitionError
 from ..names import check_tool_name
 from ..results import exception_result, to_tool_result
-from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
-from .schema import copy_json
+from ..types import ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame, new_tool_use_id
+from .description import DescribedTool, ToolDescription
 from .validation import invalid_input_result, schema_problems, schema_validator
 
 __all__ = ["ModuleTool", "validate_tool_spec"]
@@ -53,7 +53,7 @@ def validate_tool_spec(spec: Any, *, where: str) -> ToolSpec:
     return result  # type: ignore[return-value]
 
 
-class ModuleTool(AgentTool):
+class ModuleTool(DescribedTool):
     """A Strands-style module tool: the spec comes from ``TOOL_SPEC``, the body from a function."""
 
     def __init__(
@@ -66,52 +66,29 @@ class ModuleTool(AgentTool):
         self._wants_context = _takes_context(function)
         self._validator = _validator_for(spec)
         self._source_file = source_file
-        code = getattr(function, "__code__", None)
-        self._source_line: int | None = code.co_firstlineno if code is not None else None
-
-    @property
-    def tool_name(self) -> str:
-        return self._spec["name"]
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        """A fresh copy, so callers cannot alter what the model is shown."""
-        return cast(ToolSpec, copy_json(self._spec))
-
-    @property
-    def tool_type(self) -> str:
-        return "module"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return True
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the function is a coroutine function (servers run it on their event loop)."""
-        return self._is_async
-
-    @property
-    def source_file(self) -> str | None:
-        """The module file the tool came from, as the discovery plugin gave it."""
-        return self._source_file
-
-    @property
-    def source_line(self) -> int | None:
-        """The first line of the tool's function."""
-        return self._source_line
 
     @property
     def function(self) -> Callable[..., Any]:
         """The module function that implements the tool."""
         return self._function
 
-    def get_display_properties(self) -> dict[str, str]:
-        properties = super().get_display_properties()
-        properties["Function"] = getattr(self._function, "__name__", "?")
-        if self.source_file:
-            properties["Source"] = f"{self.source_file}:{self.source_line or 1}"
-        return properties
+    def _describe(self) -> ToolDescription:
+        code = getattr(self._function, "__code__", None)
+        line: int | None = code.co_firstlineno if code is not None else None
+        display = {"Name": self._spec["name"], "Type": "module"}
+        display["Function"] = getattr(self._function, "__name__", "?")
+        if self._source_file:
+            display["Source"] = f"{self._source_file}:{line or 1}"
+        return ToolDescription(
+            name=self._spec["name"],
+            spec=self._spec,
+            tool_type="module",
+            is_async=self._is_async,
+            source_file=self._source_file,
+            source_line=line,
+            display=display,
+            hot_reload=True,
+        )
 
     def _keywords(self, tool_use: ToolUse, state: dict[str, Any]) -> dict[str, Any]:
         """The invocation state as keyword arguments (the context handlers never among them), plus

@@ -20,14 +20,15 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ..calls.containment import belongs_to_caller, failure_log_level
 from ..results import error_result, exception_result
-from ..types import AgentTool, ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
+from ..types import ToolGenerator, ToolResult, ToolSpec, ToolUse, new_tool_use_id
+from .description import DescribedTool, ToolDescription
 
 __all__ = ["StrandsFunctionTool"]
 
 logger = logging.getLogger(__name__)
 
 
-class StrandsFunctionTool(AgentTool):
+class StrandsFunctionTool(DescribedTool):
     """A Strands ``@tool`` function served by the loader (Strands to us).
 
     Delegates to the Strands tool's own ``stream``, so its validation,
@@ -48,40 +49,22 @@ class StrandsFunctionTool(AgentTool):
         """The wrapped Strands tool."""
         return self._tool
 
-    @property
-    def tool_name(self) -> str:
-        return self._tool.tool_name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        return cast(ToolSpec, self._tool.tool_spec)
-
-    @property
-    def tool_type(self) -> str:
-        """``function``, as Strands itself reports (``get_display_properties`` names Strands)."""
-        return "function"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return True
-
-    @property
-    def source_file(self) -> str | None:
-        """The tool file the discovery plugin found the Strands tool in."""
-        return self._source_file
-
-    @property
-    def is_async(self) -> bool:
-        """True: Strands runs a sync body in a worker thread itself, so the stream never blocks a loop."""
-        return True
-
-    def get_display_properties(self) -> dict[str, str]:
-        properties = super().get_display_properties()
-        properties["Framework"] = "Strands @tool"
-        properties["Function"] = getattr(self._tool, "__name__", self.tool_name)
-        if self.source_file:
-            properties["Source"] = self.source_file
-        return properties
+    def _describe(self) -> ToolDescription:
+        name = self._tool.tool_name
+        display = {"Name": name, "Type": "function", "Framework": "Strands @tool"}
+        display["Function"] = getattr(self._tool, "__name__", name)
+        if self._source_file:
+            display["Source"] = self._source_file
+        return ToolDescription(
+            name=name,
+            spec=cast(ToolSpec, self._tool.tool_spec),
+            tool_type="function",  # as Strands itself reports; the display names Strands
+            # Strands runs a sync body in a worker thread itself, so the stream never blocks a loop.
+            is_async=True,
+            source_file=self._source_file,
+            display=display,
+            hot_reload=True,
+        )
 
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any

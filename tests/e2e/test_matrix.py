@@ -43,6 +43,7 @@ from support import FAST, cli_env, eventually, write
 
 from loader.history.recorder import HistoryRecorder
 from loader.history.store import HistoryStore, database_path
+from loader.isolation import SandboxOptions
 from loader.reload.loader import ToolLoader
 
 MODES = ["thread", "process", "sandbox"]
@@ -100,7 +101,7 @@ class ApiWay:
             example_timeout=2.0,
             call_timeout=CALL_TIMEOUT,
             max_concurrent_calls_per_tool=PER_TOOL,
-            sandbox_allow_write=(state,),
+            sandbox=SandboxOptions(allow_write=(state,)),
         )
         self.loader = ToolLoader([folder], config=config)
         self.loader.register_plugin(HistoryRecorder(state), name="tool-loader-history")

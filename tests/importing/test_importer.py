@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 from support import MakeLoader, call_text, write
@@ -154,6 +154,45 @@ def test_failed_load_keeps_previous_module_current(tools_dir: Path) -> None:
     finally:
         importer.close()
     assert all(not n.startswith(importer.prefix) for n in sys.modules)
+
+
+class _Recording(ToolImporter):
+    """A subclass through the documented hooks only: bytes to run in place of a file, and what ran."""
+
+    def __init__(self, roots: list[Path], given: dict[str, bytes]) -> None:
+        super().__init__(roots)
+        self.given = given
+        self.ran: list[tuple[str, bytes]] = []
+
+    def source_for(self, fullname: str) -> bytes | None:
+        return self.given.pop(fullname, None)
+
+    def module_ran(self, module: ModuleType, path: Path, source: bytes) -> None:
+        self.ran.append((path.name, source))
+
+
+def test_a_subclass_runs_given_bytes_and_hears_what_ran(tools_dir: Path) -> None:
+    write(tools_dir / "helper.py", "WHERE = 'disk'\n")
+    write(tools_dir / "top.py", "import helper\nWHERE = helper.WHERE\n")
+    write(tools_dir / "pkg" / "__init__.py", "WHERE = 'disk'\n")
+    importer = _Recording([tools_dir], {})
+    try:
+        importer.given[importer.module_name_for(tools_dir / "helper.py")] = b"WHERE = 'given'\n"
+        top = importer.load(tools_dir / "top.py", (tools_dir / "top.py").read_bytes())
+        assert top.WHERE == "given"
+        assert importer.ran == [
+            ("helper.py", b"WHERE = 'given'\n"),
+            ("top.py", b"import helper\nWHERE = helper.WHERE\n"),
+        ]
+        name = importer.module_name_for(tools_dir / "pkg" / "__init__.py")
+        package = importer.run_package(name, tools_dir / "pkg" / "__init__.py", b"WHERE = 'sent'\n")
+        assert package.WHERE == "sent" and package.__path__ == [str(tools_dir / "pkg")]
+        assert sys.modules[name] is package
+        with pytest.raises(RuntimeError, match="bad"):
+            importer.run_package(name, tools_dir / "pkg" / "__init__.py", b"raise RuntimeError('bad')\n")
+        assert sys.modules[name] is package  # a failed run keeps the previous version
+    finally:
+        importer.close()
 
 
 def test_dependents_are_transitive(tools_dir: Path) -> None:

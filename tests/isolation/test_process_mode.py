@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from support import FAST, call_text, child_pids, eventually, function_tool_source, run_cli, write
 
+from loader.isolation import WorkerOptions
 from loader.reload.loader import ToolLoader
 from loader.status import FileState, FileStatus
 from loader.types import ToolResult
@@ -243,7 +244,7 @@ def test_a_helper_that_breaks_after_a_crash_still_serves_its_last_good_version(
 def test_memory_exhaustion_is_an_error_result_and_other_tools_keep_answering(
     faults_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
-    ld = make_loader(faults_dir, config=replace(PROCESS, max_memory_mb=512))
+    ld = make_loader(faults_dir, config=replace(PROCESS, workers=WorkerOptions(max_memory_mb=512)))
     assert call_text(ld, "fault", {"how": "memory", "size_mb": 16}) == f"allocated {16 * 1024 * 1024}"
     result = ld.registry.invoke("fault", {"how": "memory", "size_mb": 4096})
     assert result["status"] == "error" and "MemoryError" in _text(result)
@@ -271,7 +272,7 @@ def test_workers_get_an_environment_allowlist_and_run_in_the_folders_parent(
     monkeypatch.setenv("TOOL_TEST_SETTING", "wanted")
     monkeypatch.setenv("LC_TOOL_TEST", "C")
     write(tools_dir / "where.py", ENV_TOOL)
-    ld = make_loader(tools_dir, config=replace(PROCESS, worker_env=("TOOL_TEST_*",)))
+    ld = make_loader(tools_dir, config=replace(PROCESS, workers=WorkerOptions(worker_env=("TOOL_TEST_*",))))
     seen = json.loads(call_text(ld, "where"))
     assert "AWS_SECRET_ACCESS_KEY" not in seen["env"] and "GITHUB_TOKEN" not in seen["env"]
     assert {"PATH", "TOOL_TEST_SETTING", "LC_TOOL_TEST"} <= set(seen["env"])
@@ -323,7 +324,7 @@ def test_a_tools_print_never_reaches_the_commands_stdout(tools_dir: Path) -> Non
 def test_workers_run_under_a_command_prefix(tools_dir: Path, make_loader: Callable[..., ToolLoader]) -> None:
     """Where a sandbox goes: ``env`` stands in for one (it sets a variable we can see)."""
     write(tools_dir / "where.py", ENV_TOOL)
-    config = replace(PROCESS, worker_command_prefix=("/usr/bin/env", "WRAPPED_BY_PREFIX=1"))
+    config = replace(PROCESS, workers=WorkerOptions(command_prefix=("/usr/bin/env", "WRAPPED_BY_PREFIX=1")))
     ld = make_loader(tools_dir, config=config)
     assert "WRAPPED_BY_PREFIX" in json.loads(call_text(ld, "where"))["env"]
 

@@ -121,7 +121,7 @@ def test_worker_options_refuse_impossible_settings(kwargs: dict[str, int], words
 
 def test_worker_limits_have_defaults_and_0_means_none() -> None:
     assert (WorkerOptions().max_memory_mb, WorkerOptions().max_processes) == (2048, 256)
-    assert (LoaderConfig().max_memory_mb, LoaderConfig().max_processes) == (2048, 256)
+    assert (LoaderConfig().workers.max_memory_mb, LoaderConfig().workers.max_processes) == (2048, 256)
     off = WorkerOptions(max_memory_mb=0, max_processes=0)
     assert (off.max_memory_mb, off.max_processes) == (None, None)
 

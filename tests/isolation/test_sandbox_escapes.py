@@ -35,6 +35,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support import FAST, call_text, text_of
 
+from loader.isolation import WorkerOptions
 from loader.isolation.sandbox import probe
 from loader.reload.loader import ToolLoader
 
@@ -247,7 +248,7 @@ def unix_listener(place: Path) -> Iterator[str]:
 
 
 def _loader(folder: Path, isolation: str) -> ToolLoader:
-    config = replace(FAST, max_processes=24, call_timeout=30.0)
+    config = replace(FAST, workers=WorkerOptions(max_processes=24), call_timeout=30.0)
     loader = ToolLoader([folder], config=config, isolation=isolation)  # type: ignore[arg-type]
     loader.scan()
     return loader
@@ -389,10 +390,11 @@ import json, sys
 from dataclasses import replace
 sys.path.insert(0, sys.argv[2])
 from support import FAST, call_text
+from loader.isolation import WorkerOptions
 from loader.reload.loader import ToolLoader
 
 folder, secret, port = sys.argv[1], sys.argv[3], sys.argv[4]
-loader = ToolLoader([folder], config=replace(FAST, max_processes=24), isolation="sandbox")
+loader = ToolLoader([folder], config=replace(FAST, workers=WorkerOptions(max_processes=24)), isolation="sandbox")
 report = loader.scan()
 assert not report.failed, [str(f.error) for f in report.failed]
 out = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support import FAST, call_text, cli_env, write
 
-from loader.isolation.sandbox import probe
+from loader.isolation.sandbox import SandboxOptions, parse_endpoint, probe
 from loader.reload.loader import ToolLoader
 
 pytestmark = pytest.mark.skipif(
@@ -86,11 +86,13 @@ def widened(place: Path, listeners: tuple[int, int]) -> Iterator[ToolLoader]:
     config = replace(
         FAST,
         isolation="sandbox",
-        sandbox_allow_read=(place / "data",),
-        sandbox_allow_write=(str(place / "out"),),
-        sandbox_allow_connect=(f"localhost:{listeners[0]}",),
-        sandbox_call_cpu_seconds=1.0,
-        sandbox_max_file_mb=1,
+        sandbox=SandboxOptions(
+            allow_read=(place / "data",),
+            allow_write=(place / "out",),
+            allow_connect=(parse_endpoint(f"localhost:{listeners[0]}"),),
+            max_cpu_seconds=1.0,
+            max_file_mb=1,
+        ),
         call_timeout=30.0,
     )
     loader = ToolLoader([place / "tools"], config=config)
@@ -136,7 +138,7 @@ def test_file_size_and_open_files_are_bounded(widened: ToolLoader) -> None:
 
 
 def test_allow_network_opens_every_port(place: Path, listeners: tuple[int, int]) -> None:
-    config = replace(FAST, isolation="sandbox", sandbox_allow_network=True)
+    config = replace(FAST, isolation="sandbox", sandbox=SandboxOptions(allow_network=True))
     loader = ToolLoader([place / "tools"], config=config)
     try:
         loader.scan()

@@ -25,6 +25,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from serving import serve_http, server_env
 from support import FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
+from loader.isolation import WorkerOptions
 from loader.isolation.backend import ProcessBackend
 from loader.reload.config import LoaderConfig
 from loader.types import ToolResult
@@ -153,7 +154,9 @@ def test_closing_the_loader_stops_what_its_tools_left_running(
 def test_a_fork_bomb_is_stopped_at_the_process_limit_and_nothing_of_it_survives(
     tree_dir: Path, make_loader: MakeLoader
 ) -> None:
-    loader = make_loader(tree_dir, config=replace(PROCESS, max_processes=32, call_timeout=60.0))
+    loader = make_loader(
+        tree_dir, config=replace(PROCESS, workers=WorkerOptions(max_processes=32), call_timeout=60.0)
+    )
     marker = tree_dir.parent / "bomb-started"
     peak = [0]
     done = threading.Event()
@@ -208,9 +211,10 @@ def test_a_fork_loop_under_the_default_limit_loses_its_worker_and_the_loader_ser
 
 
 def test_the_process_limit_is_256_by_default_and_0_turns_it_off() -> None:
-    assert LoaderConfig().max_processes == 256
+    assert LoaderConfig().workers.max_processes == 256
+    assert WorkerOptions(max_processes=0).max_processes is None
     with pytest.raises(ValueError, match="max_processes"):
-        LoaderConfig(max_processes=-1)
+        WorkerOptions(max_processes=-1)
 
 
 # -- 6. a dead spare is replaced, never handed out ------------------------------------------------
@@ -291,7 +295,7 @@ def test_workers_killed_from_outside_never_fail_calls_of_other_tools(
 def test_workers_have_a_data_limit_by_default_that_refuses_a_large_allocation(
     tree_dir: Path, make_loader: MakeLoader
 ) -> None:
-    assert LoaderConfig().max_memory_mb == 2048
+    assert LoaderConfig().workers.max_memory_mb == 2048
     loader = make_loader(tree_dir, config=PROCESS)
     assert json.loads(call_text(loader, "data_limit")) == 2048 * 1024 * 1024
     result = loader.registry.invoke("allocate", {"megabytes": 3072})
@@ -300,7 +304,7 @@ def test_workers_have_a_data_limit_by_default_that_refuses_a_large_allocation(
 
 
 def test_a_memory_cap_of_0_means_none(tree_dir: Path, make_loader: MakeLoader) -> None:
-    loader = make_loader(tree_dir, config=replace(PROCESS, max_memory_mb=0))
+    loader = make_loader(tree_dir, config=replace(PROCESS, workers=WorkerOptions(max_memory_mb=0)))
     assert json.loads(call_text(loader, "data_limit")) == resource.RLIM_INFINITY
 
 

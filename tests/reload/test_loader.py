@@ -211,6 +211,44 @@ def test_class_tool_is_instantiated_with_args_from_a_plugin(tools_dir: Path, mak
     assert call_text(ld, "greeter", {"who": "Ada"}) == "Howdy, Ada!"
 
 
+def test_discovery_plugin_asking_for_the_loader_still_works_with_a_deprecation_warning(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    """``loader=`` in ``tool_loader_discover_tools`` gives way to ``class_args`` over one release."""
+    write(tools_dir / "plain.py", "def shout(text):\n    return text.upper()\n")
+    given: list[object] = []
+
+    class OldStyle:
+        @hookimpl
+        def tool_loader_discover_tools(self, module: ModuleType, path: Path, loader: Any) -> list[AgentTool]:
+            from loader import tool
+
+            given.append(loader)
+            shout = vars(module).get("shout")
+            return [tool(shout)] if shout is not None else []
+
+    with pytest.warns(DeprecationWarning, match="take class_args instead"):
+        ld = make_loader(tools_dir, watch=False, plugins=[OldStyle()])
+    assert ld.registry.names() == ("shout",)
+    assert given == [ld]
+
+
+def test_configure_hook_meets_a_finished_loader(tools_dir: Path, make_loader: MakeLoader) -> None:
+    """Plugins are configured once every part of the loader is built, so they may use any of it."""
+    write(tools_dir / "good.py", function_tool_source("good"))
+    sources: list[list[Path]] = []
+
+    class Configured:
+        @hookimpl
+        def tool_loader_configure(self, loader: ToolLoader) -> None:
+            sources.append([status.path for status in loader.status()])
+            loader.register_plugin(object(), name="late")  # needs the source finder
+
+    ld = make_loader(tools_dir, watch=False, plugins=[Configured()])
+    assert sources == [[]]
+    assert ld.registry.names() == ("good",)
+
+
 def test_third_party_plugin_discovers_and_filters(tools_dir: Path, make_loader: MakeLoader) -> None:
     write(tools_dir / "plain.py", "def shout(text):\n    return text.upper()\n")
     write(tools_dir / "skip_me.py", function_tool_source("skipped"))

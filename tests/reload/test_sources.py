@@ -79,7 +79,7 @@ def _tree(root: Path) -> None:
 
 def test_a_walk_lists_sources_by_the_built_in_rule_and_never_inside_ignored_folders(tmp_path: Path) -> None:
     _tree(tmp_path)
-    finder = SourceFinder(make_plugin_manager([], loader=None), recursive=True)
+    finder = SourceFinder(make_plugin_manager([]), recursive=True)
     expected = {
         tmp_path / "a.py",
         tmp_path / "tool.py",
@@ -100,7 +100,7 @@ def test_a_walk_lists_sources_by_the_built_in_rule_and_never_inside_ignored_fold
 
 def test_a_walk_asks_a_plugin_that_has_its_own_rule(tmp_path: Path) -> None:
     _tree(tmp_path)
-    manager = make_plugin_manager([_OnlyNamesStartingWithT()], loader=None, builtin=False)
+    manager = make_plugin_manager([_OnlyNamesStartingWithT()], builtin=False)
     finder = SourceFinder(manager, recursive=True)
     assert set(finder.list_sources(tmp_path)) == {tmp_path / "tool.py", tmp_path / "sub" / "__init__.py"}
 
@@ -119,7 +119,7 @@ def test_a_chain_of_folders_deeper_than_the_limit_is_walked_without_recursion_an
         near = root / "deep" / "d" / "near.py"
         near.write_text("x = 1\n")
         (deepest / "bottom.py").write_text("x = 1\n")
-        finder = SourceFinder(make_plugin_manager([], loader=None), recursive=True)
+        finder = SourceFinder(make_plugin_manager([]), recursive=True)
         with caplog.at_level(logging.WARNING, logger="loader.reload"):
             found = finder.list_sources(root)
             again = finder.list_sources(root)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import OptionError
+
 __all__ = ["Endpoint", "SandboxOptions", "parse_endpoint"]
 
 
@@ -56,9 +58,17 @@ class SandboxOptions:
     max_cpu_seconds: float | None = 60.0
 
     def __post_init__(self) -> None:
+        """Check every setting once, here; ``~`` in a path is expanded.
+
+        Raises:
+            OptionError: Naming the setting and the value.
+        """
+        for name in ("allow_read", "allow_write"):
+            object.__setattr__(self, name, tuple(Path(p).expanduser() for p in getattr(self, name)))
         for name in ("max_file_mb", "max_open_files"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a whole number >= 1 or None, not {value!r}")
-        if self.max_cpu_seconds is not None and self.max_cpu_seconds <= 0:
-            raise ValueError(f"max_cpu_seconds must be above 0 or None, not {self.max_cpu_seconds!r}")
+                raise OptionError(name, value, "a whole number >= 1 or None")
+        cpu = self.max_cpu_seconds
+        if cpu is not None and not cpu > 0:  # not > also refuses nan
+            raise OptionError("max_cpu_seconds", cpu, "above 0 or None")

@@ -135,8 +135,8 @@ def worker_policy(roots: Sequence[Path], options: SandboxOptions, scratch: Path)
     """The plain lists a worker applies (JSON, so it crosses to the worker in its settings)."""
     whole, listed = _python_paths()
     read = _existing([*(str(r) for r in roots), *whole, *SYSTEM_READ])
-    read += _checked(options.allow_read, "sandbox_allow_read (--sandbox-allow-read)")
-    write = [str(scratch), *_checked(options.allow_write, "sandbox_allow_write (--sandbox-allow-write)")]
+    read += _checked(options.allow_read, "allow_read (--sandbox-allow-read)")
+    write = [str(scratch), *_checked(options.allow_write, "allow_write (--sandbox-allow-write)")]
     return {
         "read": read,
         "write": write,

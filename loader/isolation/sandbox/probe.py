@@ -38,7 +38,7 @@ class SandboxUnavailable(WorkerStartError):
         super().__init__(
             f"isolation='sandbox' cannot start: this machine does not enforce {names}. "
             "Run on Linux 6.7+ (Landlock ABI 6) with libseccomp, or pass --sandbox-best-effort "
-            "(sandbox_best_effort=True) to run with the layers that are there"
+            "(SandboxOptions(best_effort=True)) to run with the layers that are there"
         )
         self.missing = missing
 
@@ -61,7 +61,7 @@ def probe(options: SandboxOptions | None = None) -> tuple[Layer, ...]:
 
     network = by_abi("network", "enforces TCP bind and connect")
     if options.allow_network:
-        network = Layer("network", False, "allowed by sandbox_allow_network", wanted=False)
+        network = Layer("network", False, "allowed by SandboxOptions.allow_network", wanted=False)
     return (
         by_abi("filesystem", "enforces paths"),
         network,
