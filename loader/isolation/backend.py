@@ -95,7 +95,7 @@ class ProcessBackend:
             "builtin_plugins": builtin_plugins,
             "entry_point_plugins": entry_point_plugins,
             "max_memory_mb": self.options.max_memory_mb,
-            "subreaper": self.options.max_processes is not None,
+            "subreaper": self.options.max_processes is not None or sandbox is not None,
             "max_result_bytes": self.options.max_result_bytes,
         }
         env = worker_environment(self.options.worker_env)

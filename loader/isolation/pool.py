@@ -149,6 +149,8 @@ class WorkerPool:
 
     def release(self, worker: WorkerProcess, *, healthy: bool) -> None:
         """Take a worker back: kept idle if ``healthy``, else killed and replaced by a warm one."""
+        if healthy:
+            worker.stop_strays()
         if healthy and worker.pending:
             healthy = self._flush(worker)
         with self._lock:

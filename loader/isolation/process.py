@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
-from .tree import kill_tree
+from .tree import kill_descendants, kill_tree
 
 __all__ = ["WorkerProcess"]
 
@@ -112,6 +112,8 @@ class WorkerProcess:
         """The processes below it when last counted, as (pid, start time), for stopping them later."""
         self.over_limit: int | None = None
         """How many processes it had when it was stopped for its process limit."""
+        self.keeps_children = settings.get("sandbox") is None
+        """False in sandbox mode: processes a call or import started are stopped when it returns."""
         self._kill_lock = threading.Lock()
         self._released = False
 
@@ -289,6 +291,14 @@ class WorkerProcess:
             if match["file"] == target:
                 return int(match["line"]), stack
         return None, stack
+
+    def stop_strays(self) -> None:
+        """Sandbox mode: stop the processes the last call or import left running (the worker lives on).
+
+        Their CPU time would count against no call's limit (``RLIMIT_CPU`` is per process).
+        """
+        if not self.keeps_children and self.process.returncode is None:
+            kill_descendants(self.pid)
 
     def stop(self) -> None:
         """Stop the worker and every process its tools started, by signals only: safe from any thread.

@@ -20,10 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +33,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import FAST, call_text, text_of
+from support import FAST, call_text, sysv_segment, text_of
 
 from loader.isolation.sandbox import probe
 from loader.reload.loader import ToolLoader
@@ -140,6 +142,80 @@ def _mount(target: str) -> str:
 
 def _unshare(target: str) -> str:
     return _errno(_libc.unshare(0x10000000), "unshare(CLONE_NEWUSER)")
+
+
+def _prlimit(target: str) -> str:
+    import resource
+
+    current = resource.prlimit(int(target), resource.RLIMIT_NOFILE)
+    resource.prlimit(int(target), resource.RLIMIT_NOFILE, current)  # the same value: the harm is the reach
+    return "ALLOWED prlimit"
+
+
+def _renice(target: str) -> str:
+    os.setpriority(os.PRIO_PROCESS, int(target), os.getpriority(os.PRIO_PROCESS, int(target)))
+    return "ALLOWED setpriority"
+
+
+def _affinity(target: str) -> str:
+    os.sched_setaffinity(int(target), os.sched_getaffinity(int(target)))
+    return "ALLOWED sched_setaffinity"
+
+
+def _sched_param(target: str) -> str:
+    os.sched_setparam(int(target), os.sched_getparam(int(target)))
+    return "ALLOWED sched_setparam"
+
+
+def _tiocsti(target: str) -> str:
+    import fcntl, termios
+
+    for char in target.encode():
+        fcntl.ioctl(2, termios.TIOCSTI, bytes([char]))
+    return "ALLOWED TIOCSTI"
+
+
+def _personality(target: str) -> str:
+    return _errno(_libc.personality(int(target, 0)), "personality")
+
+
+def _shm_read(target: str) -> str:
+    _libc.shmat.restype = ctypes.c_void_p
+    address = _libc.shmat(int(target), None, 0o10000)  # SHM_RDONLY
+    if address in (None, ctypes.c_void_p(-1).value):
+        return f"DENIED shmat: {os.strerror(ctypes.get_errno())}"
+    return "ALLOWED shmat: " + ctypes.string_at(address, 10).decode(errors="replace")
+
+
+def _sysv_new(target: str) -> str:
+    made = []
+    for name, args in (("shmget", (0, 4096, 0o1600)), ("msgget", (0, 0o1600)), ("semget", (0, 1, 0o1600))):
+        ipc_id = getattr(_libc, name)(*args)  # IPC_PRIVATE, IPC_CREAT | 0600
+        made.append(_errno(ipc_id, name))
+        if ipc_id >= 0:
+            getattr(_libc, name[:3] + "ctl")(ipc_id, 0, None)  # IPC_RMID: leave nothing behind
+    return "; ".join(made)
+
+
+def _spinners(target: str) -> str:
+    """Leave ``target`` processes spinning and return their pids; one of them a daemon in its own session."""
+    pids = []
+    read_end, write_end = os.pipe()
+    for n in range(int(target)):
+        pid = os.fork()
+        if pid == 0:
+            if n == 0:
+                os.setsid()
+                daemon = os.fork()
+                if daemon:
+                    os.write(write_end, str(daemon).encode())
+                    os._exit(0)
+            while True:
+                pass
+        pids.append(pid)
+    os.waitpid(pids[0], 0)
+    pids[0] = int(os.read(read_end, 32))
+    return " ".join(map(str, pids))
 
 
 _ATTACKS = {name[1:]: function for name, function in list(globals().items()) if name.startswith("_") and callable(function) and name not in ("_errno", "_IoVec")}
@@ -337,6 +413,65 @@ def test_a_shell_may_run_but_is_confined_like_the_tool(sandboxed: ToolLoader, pl
     assert "Permission denied" in answer and not (place / "from-shell.txt").exists(), answer
 
 
+def test_the_loader_cannot_be_limited_reniced_or_pinned(sandboxed: ToolLoader) -> None:
+    for kind in ("prlimit", "renice", "affinity", "sched_param"):
+        _denied(_attack(sandboxed, kind, os.getpid()), kind)
+
+
+def test_the_worker_still_sets_its_own_limits_and_priority(sandboxed: ToolLoader) -> None:
+    """Pid 0 is the caller: a tool may still lower its own limits, renice and pin itself."""
+    for kind in ("prlimit", "renice", "affinity", "sched_param"):
+        assert _attack(sandboxed, kind, 0).startswith("ALLOWED"), kind
+
+
+def test_no_keystrokes_into_a_terminal_and_no_personality(sandboxed: ToolLoader) -> None:
+    answer = _attack(
+        sandboxed, "tiocsti", "x"
+    )  # on its stderr: not a terminal here, so only the filter says EPERM
+    assert "Operation not permitted" in answer, answer
+    _denied(_attack(sandboxed, "personality", "0x0040000"), "personality(ADDR_NO_RANDOMIZE)")
+    assert _attack(sandboxed, "personality", "0xffffffff").startswith("ALLOWED"), "querying it is allowed"
+
+
+def test_no_sysv_ipc(sandboxed: ToolLoader) -> None:
+    with sysv_segment(b"shm secret") as segment:
+        _denied(_attack(sandboxed, "shm_read", segment), "shmat of another process's segment")
+    answer = _attack(sandboxed, "sysv_new")
+    assert answer.count("DENIED") == 3 and "ALLOWED" not in answer, answer
+
+
+def _running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that still run (a zombie waits to be reaped; it runs nothing)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def _gone_soon(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while _running(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _running(pids)
+
+
+def test_a_calls_children_do_not_outlive_it(sandboxed: ToolLoader) -> None:
+    answer = _attack(sandboxed, "spinners", 3)
+    pids = [int(p) for p in answer.split()]
+    assert len(pids) == 3, answer
+    try:
+        assert _gone_soon(pids) == [], f"{answer}: still running after the call returned"
+    finally:
+        for pid in _running(pids):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_each_attack_succeeds_in_process_mode(
     place: Path, listener: socket.socket, unix_listener: str, home_secret: Path
 ) -> None:
@@ -360,6 +495,17 @@ def test_each_attack_succeeds_in_process_mode(
         target = place / "written-in-process-mode.txt"
         assert call_text(loader, "attack", {"kind": "write", "target": str(target)}) == "ALLOWED write"
         target.unlink()
+        for kind in ("prlimit", "renice", "affinity", "sched_param"):
+            assert call_text(loader, "attack", {"kind": kind, "target": str(os.getpid())}).startswith(
+                "ALLOWED"
+            )
+        answer = call_text(loader, "attack", {"kind": "personality", "target": "0x0040000"})
+        assert answer.startswith("ALLOWED"), answer
+        assert "Inappropriate ioctl" in call_text(loader, "attack", {"kind": "tiocsti", "target": "x"})
+        with sysv_segment(b"shm secret") as segment:
+            answer = call_text(loader, "attack", {"kind": "shm_read", "target": str(segment)})
+            assert answer == "ALLOWED shmat: shm secret", answer
+        assert call_text(loader, "attack", {"kind": "sysv_new"}).count("ALLOWED") == 3
     finally:
         loader.close()
 
@@ -382,11 +528,69 @@ async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, 
             assert text_of(await client.call_tool("legit", {"n": 10})) == LEGIT_ANSWER
 
 
+_AT_A_TERMINAL = """
+import os, pty, select, subprocess, sys
+pid, master = pty.fork()  # the child's stdin, stdout and stderr are a terminal, its controlling one
+if pid == 0:
+    code = subprocess.call(sys.argv[1:])
+    ready, _, _ = select.select([0], [], [], 2)  # what a shell would read next, after the command
+    typed = os.read(0, 1000) if ready else b""
+    print("TYPED:" + typed.hex(), flush=True)
+    os._exit(code)
+shown = b""
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    shown += chunk
+os.waitpid(pid, 0)
+sys.stdout.write(shown.decode(errors="replace"))
+"""
+"""Runs a command with a terminal, then reads that terminal as the shell would next."""
+
+
+def _types_nothing_at_a_terminal(command: list[str], env: dict[str, str]) -> None:
+    """Run ``command`` at a terminal; nothing waits there for the shell to read next, and it was refused."""
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_A_TERMINAL, *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd="/",
+    )
+    assert "TYPED:" in done.stdout, done.stdout + done.stderr
+    typed = bytes.fromhex(done.stdout.split("TYPED:")[1].split("\n")[0].strip())
+    assert typed == b"", f"typed into the terminal: {typed!r}"
+    assert "DENIED tiocsti" in done.stdout and "ALLOWED" not in done.stdout, done.stdout
+
+
+_KEYSTROKES = ["attack", "kind=tiocsti", "target=echo PWNED\n"]
+
+
+def test_tool_loader_call_at_a_terminal_types_nothing_into_it(place: Path) -> None:
+    """``TIOCSTI`` on the worker's stderr, the user's terminal: refused, nothing typed for the shell to run."""
+    tool_loader = str(Path(sys.executable).parent / "tool-loader")
+    command = [tool_loader, "call", "--dir", str(place / "tools"), "--isolation", "sandbox", *_KEYSTROKES]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    _types_nothing_at_a_terminal(command, env)
+
+
+def test_tool_loader_call_at_a_terminal_types_nothing_as_an_unprivileged_user(place: Path) -> None:
+    setpriv, python, env = _nobody()
+    command = [setpriv, *_AS_NOBODY, python, "-m", "loader", "call", "--dir", str(place / "tools")]
+    command += ["--isolation", "sandbox", *_KEYSTROKES]
+    _types_nothing_at_a_terminal(command, env)
+
+
 _UNPRIVILEGED = """
-import json, sys
+import json, os, sys, time
 from dataclasses import replace
 sys.path.insert(0, sys.argv[2])
-from support import FAST, call_text
+from support import FAST, call_text, sysv_segment
 from loader.reload.loader import ToolLoader
 
 folder, secret, port = sys.argv[1], sys.argv[3], sys.argv[4]
@@ -394,9 +598,29 @@ loader = ToolLoader([folder], config=replace(FAST, max_processes=24), isolation=
 report = loader.scan()
 assert not report.failed, [str(f.error) for f in report.failed]
 out = {}
-for kind, target in (("read", secret), ("connect", port), ("bind", ""), ("ptrace", "1"),
-                     ("unshare", ""), ("write", folder + "/x.py")):
-    out[kind] = call_text(loader, "attack", {"kind": kind, "target": target})
+me = str(os.getpid())
+with sysv_segment(b"shm secret") as segment:  # this user's own segment: the kernel alone would allow it
+    for kind, target in (("read", secret), ("connect", port), ("bind", ""), ("ptrace", "1"),
+                         ("unshare", ""), ("write", folder + "/x.py"), ("prlimit", me), ("renice", me),
+                         ("affinity", me), ("sched_param", me), ("tiocsti", "x"),
+                         ("personality", "0x0040000"), ("shm_read", str(segment)), ("sysv_new", "")):
+        out[kind] = call_text(loader, "attack", {"kind": kind, "target": target})
+def running(pids):
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+spinners = call_text(loader, "attack", {"kind": "spinners", "target": "3"}).split()
+deadline = time.monotonic() + 10
+while running(spinners) and time.monotonic() < deadline:
+    time.sleep(0.05)
+left = running(spinners)
+out["spinners"] = f"ALLOWED {left} still running" if left else "DENIED: stopped after the call"
 out["legit"] = call_text(loader, "legit", {"n": 10})
 loader.close()
 print(json.dumps(out))
@@ -420,17 +644,23 @@ def _interpreter_for_nobody(setpriv: str, env: dict[str, str]) -> str | None:
     return None
 
 
-def test_the_attacks_fail_for_an_unprivileged_user_too(place: Path, listener: socket.socket) -> None:
+def _nobody() -> tuple[str, str, dict[str, str]]:
+    """``setpriv``, an interpreter the unprivileged user may run, and its environment; else skip."""
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:
         pytest.skip("needs root and setpriv to run the suite as another user")
-    (place / "secret.txt").chmod(0o644)  # readable to that user without the sandbox
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["HOME"] = "/nonexistent"
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if os.path.isabs(p))
     python = _interpreter_for_nobody(setpriv, env)
     if python is None:
         pytest.skip("no interpreter of this version that an unprivileged user may run")
+    return setpriv, python, env
+
+
+def test_the_attacks_fail_for_an_unprivileged_user_too(place: Path, listener: socket.socket) -> None:
+    setpriv, python, env = _nobody()
+    (place / "secret.txt").chmod(0o644)  # readable to that user without the sandbox
     tests = str(Path(__file__).resolve().parents[1])
     secret, port = str(place / "secret.txt"), str(listener.getsockname()[1])
     command = [setpriv, *_AS_NOBODY, python, "-c", _UNPRIVILEGED, str(place / "tools"), tests, secret, port]
