@@ -4,7 +4,8 @@ Workers are plain ``subprocess`` children rather than ``multiprocessing``
 processes because the loader must choose their environment (an allowlist) and
 working directory, and must not re-import the host's ``__main__``. They run
 ``python -I`` (no current folder on ``sys.path``, no ``PYTHON*`` variables
-read by the interpreter) with the loader's own ``sys.path``, in their own
+read by the interpreter) with the loader's own ``sys.path`` less its working
+folder (``worker_sys_path``), in their own
 session so a Ctrl-C in the console reaches only the console.
 """
 
@@ -30,7 +31,7 @@ from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTi
 from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
 from .tree import kill_descendants, kill_tree
 
-__all__ = ["WorkerProcess"]
+__all__ = ["LOADER_HOME", "WorkerProcess", "worker_sys_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,33 @@ _BOOT: Final = (
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _working_folder() -> str | None:
+    try:
+        return os.path.realpath(os.getcwd())
+    except OSError:  # removed since
+        return None
+
+
+_STARTED_IN: Final = _working_folder()
+"""The folder the loader was started from (``python -m`` put it first on ``sys.path``)."""
+LOADER_HOME: Final = str(Path(__file__).resolve().parents[2])
+"""The folder holding the ``loader`` package: site-packages, or a source checkout."""
+
+
+def worker_sys_path() -> list[str]:
+    """The loader's ``sys.path`` as its workers get it: absolute folders, never the working folder.
+
+    ``python -m loader`` (the form ``mcp-config`` writes) puts the folder it was
+    started from first on ``sys.path``: often a home folder, whose settings
+    modules and projects no tool should import. A relative entry (``''`` under
+    ``-c``) would name the worker's own folder, beside the tool folder. The
+    folder holding ``loader`` stays, so a worker can start from a checkout.
+    """
+    working = {_STARTED_IN, _working_folder()}
+    kept = [e for e in sys.path if os.path.isabs(e) and os.path.realpath(e) not in working]
+    return kept if LOADER_HOME in kept else [*kept, LOADER_HOME]
 
 
 class WorkerProcess:
@@ -69,7 +97,7 @@ class WorkerProcess:
                     "-I",
                     "-c",
                     _BOOT,
-                    json.dumps(sys.path),
+                    json.dumps(worker_sys_path()),
                     json.dumps({**settings, "fault_fd": fault_write}),
                 ],
                 stdin=subprocess.PIPE,

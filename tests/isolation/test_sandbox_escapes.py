@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import FAST, call_text, sysv_segment, text_of
+from support import FAST, call_text, cli_env, run_cli, sysv_segment, text_of
 
 from loader.isolation.sandbox import probe
 from loader.reload.loader import ToolLoader
@@ -216,6 +216,26 @@ def _spinners(target: str) -> str:
     os.waitpid(pids[0], 0)
     pids[0] = int(os.read(read_end, 32))
     return " ".join(map(str, pids))
+
+
+def _cwd_import(target: str) -> str:
+    """What of the folder the loader was started from a tool reaches: its modules, packages and files."""
+    import importlib
+
+    found = []
+    for name in ("local_settings", "myproject"):
+        try:
+            importlib.import_module(name)
+            found.append(f"ALLOWED import {name}")
+        except ImportError as exc:
+            found.append(f"DENIED import {name}: {exc}")
+    for path in ("local_settings.py", "myproject/.env"):
+        try:
+            with open(os.path.join(target, path)) as handle:
+                found.append(f"ALLOWED read {path}: {handle.read().strip()}")
+        except OSError as exc:
+            found.append(f"DENIED read {path}: {exc}")
+    return "; ".join(found)
 
 
 _ATTACKS = {name[1:]: function for name, function in list(globals().items()) if name.startswith("_") and callable(function) and name not in ("_errno", "_IoVec")}
@@ -472,6 +492,60 @@ def test_a_calls_children_do_not_outlive_it(sandboxed: ToolLoader) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def make_home(home: Path) -> Path:
+    """A home folder as the loader may be started from: a settings module with a key, a project package."""
+    home.mkdir(exist_ok=True)
+    (home / "local_settings.py").write_text('API_KEY = "sk-home-secret"\n')
+    (home / "myproject").mkdir()
+    (home / "myproject" / "__init__.py").write_text("")
+    (home / "myproject" / ".env").write_text("TOKEN=project-secret\n")
+    for path in (home, *home.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return home
+
+
+def _nothing_of_home(answer: str, files_too: bool = True) -> None:
+    """Neither import of the home folder's code worked; nor, in the sandbox, the reading of its files."""
+    assert "ALLOWED import" not in answer, answer
+    assert answer.count("DENIED import") == 2, answer
+    if files_too:
+        assert "secret" not in answer and answer.count("DENIED read") == 2, answer
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "process"])
+def test_the_working_folder_is_not_on_a_workers_path(place: Path, tmp_path: Path, isolation: str) -> None:
+    """``python -m loader`` (the form ``mcp-config`` writes) and ``tool-loader``, started from a home folder."""
+    home = make_home(tmp_path / "home")
+    args = ["call", "--dir", str(place / "tools"), "--isolation", isolation, "attack"]
+    args += ["kind=cwd_import", f"target={home}"]
+    by_module = run_cli(*args, cwd=home)
+    by_script = subprocess.run(
+        [str(Path(sys.executable).parent / "tool-loader"), *args],
+        cwd=home,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    for done in (by_module, by_script):
+        assert "DENIED import" in done.stdout, done.stdout + done.stderr
+        _nothing_of_home(done.stdout, files_too=isolation == "sandbox")
+
+
+def test_the_working_folder_is_not_on_a_workers_path_through_the_api(
+    place: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application started with ``python -m`` from its folder: that folder leads ``sys.path``."""
+    home = make_home(tmp_path / "home")
+    monkeypatch.chdir(home)
+    monkeypatch.syspath_prepend(str(home))
+    loader = _loader(place / "tools", "sandbox")
+    try:
+        _nothing_of_home(call_text(loader, "attack", {"kind": "cwd_import", "target": str(home)}))
+    finally:
+        loader.close()
+
+
 def test_each_attack_succeeds_in_process_mode(
     place: Path, listener: socket.socket, unix_listener: str, home_secret: Path
 ) -> None:
@@ -516,12 +590,18 @@ async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, 
         command=sys.executable,
         args=["-m", "loader", "serve", str(place / "tools"), "--isolation", "sandbox", "--no-history"],
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        cwd=str(tmp_path),
+        cwd=str(make_home(tmp_path / "home")),
     )
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             legit = await client.call_tool("legit", {"n": 10})
             assert text_of(legit) == LEGIT_ANSWER
+            home = str(tmp_path / "home")
+            _nothing_of_home(
+                text_of(await client.call_tool("attack", {"kind": "cwd_import", "target": home}))
+            )
+            spinners = text_of(await client.call_tool("attack", {"kind": "spinners", "target": "3"})).split()
+            assert _gone_soon([int(pid) for pid in spinners]) == [], spinners
             for kind, target in (("read", str(place / "secret.txt")), ("bind", ""), ("unshare", "")):
                 answer = text_of(await client.call_tool("attack", {"kind": kind, "target": target}))
                 _denied(answer, kind)
