@@ -40,6 +40,14 @@ _BOOT: Final = (
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_MAX_STACK_BYTES: Final = 64 * 1024
+"""The most of a stuck worker's stacks the loader reads (faulthandler's are a few KB)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (terminal escapes) made ``?``: it is shown to the user."""
+    return _CONTROL.sub("?", text)
 
 
 def _working_folder() -> str | None:
@@ -291,34 +299,44 @@ class WorkerProcess:
         """The line of ``watch_file`` the worker is executing, and all its threads' stacks.
 
         Asks the worker's ``faulthandler`` (SIGUSR1), which answers from a C
-        signal handler, so this works even while C code holds the GIL.
+        signal handler, so this works even while C code holds the GIL. The
+        tool can write on that pipe too, so what comes back is untrusted: what
+        was there before the question is dropped, at most ``_MAX_STACK_BYTES``
+        are read, and only printable text is kept.
         """
+        self._read_stack(0.0)  # left there earlier: not an answer to this question
         try:
             os.kill(self.pid, signal.SIGUSR1)
         except OSError:
             return None, ""
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + wait
-        quiet_after = 0.05
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._fault_read], [], [], quiet_after if chunks else wait)
-            if not ready:
-                if chunks:
-                    break
-                continue
-            try:
-                data = os.read(self._fault_read, 65536)
-            except BlockingIOError:
-                continue
-            if not data:
-                break
-            chunks.append(data)
-        stack = b"".join(chunks).decode("utf-8", "replace")
+        stack = _printable(self._read_stack(wait).decode("utf-8", "replace"))
         target = str(watch_file)
         for match in _FRAME.finditer(stack):  # most recent call first
             if match["file"] == target:
                 return int(match["line"]), stack
         return None, stack
+
+    def _read_stack(self, wait: float) -> bytes:
+        """What the stack pipe holds, up to ``_MAX_STACK_BYTES``, read until it is quiet or ``wait`` ends."""
+        chunks: list[bytes] = []
+        size = 0
+        deadline = time.monotonic() + wait
+        while size < _MAX_STACK_BYTES:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._fault_read], [], [], 0.05 if chunks else max(0.0, left))
+            if not ready:
+                if chunks or left <= 0:
+                    break
+                continue
+            try:
+                data = os.read(self._fault_read, _MAX_STACK_BYTES - size)
+            except BlockingIOError:
+                continue
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+        return b"".join(chunks)
 
     def stop_strays(self) -> None:
         """Sandbox mode: stop the processes the last call or import left running (the worker lives on).

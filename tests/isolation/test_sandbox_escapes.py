@@ -546,6 +546,44 @@ def test_the_working_folder_is_not_on_a_workers_path_through_the_api(
         loader.close()
 
 
+FORGER = """
+import json, os, threading, time
+
+settings = json.loads(open("/proc/self/cmdline", "rb").read().split(b"\\0")[-2])
+forged = b"\\x1b]0;owned\\x07\\x1b[2J" + b'File "elsewhere.py", line 7\\n' * 4000
+
+
+def pump():
+    while True:
+        try:
+            os.write(settings["fault_fd"], forged)
+        except BlockingIOError:
+            time.sleep(0.001)
+
+
+threading.Thread(target=pump, daemon=True).start()
+time.sleep(120)
+"""
+
+
+def test_the_stack_pipe_to_the_loader_carries_bounded_plain_text(tmp_path: Path) -> None:
+    """A tool writes on the pipe its worker's stack reports use: the report stays short and printable."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "forger.py").write_text(FORGER)
+    loader = ToolLoader([folder], config=replace(FAST, import_timeout=2.0), isolation="sandbox")
+    try:
+        loader.scan()
+        status = loader.file_status(folder / "forger.py")
+        assert status is not None and status.error is not None, status
+        assert status.error.exc_type == "ImportTimeout", status.error
+        stack = status.error.traceback
+        assert len(stack) <= 64 * 1024, f"{len(stack):,} characters of stack from the tool"
+        assert "\x1b" not in stack and "\x07" not in stack, stack[:200]
+    finally:
+        loader.close()
+
+
 def test_each_attack_succeeds_in_process_mode(
     place: Path, listener: socket.socket, unix_listener: str, home_secret: Path
 ) -> None:
