@@ -6,7 +6,10 @@ read outside the tool folder and in the home folder, a write outside, a TCP
 connect to a socket this test listens on, a bind, a connect to a named unix
 socket, a fork loop, a 4 GB allocation, ``ptrace`` and ``process_vm_readv`` on
 the loader's process, a signal to it, its ``/proc/<pid>/environ``, a mount and
-a new user namespace. A shell may be started (``exec`` is allowed) but is
+a new user namespace; its rlimits, priority and CPUs changed, keystrokes typed
+into the terminal (``TIOCSTI``, at a real pty), ``personality``, SysV IPC,
+processes left spinning after the call, the working folder's modules, and a
+flood on the stack pipe. A shell may be started (``exec`` is allowed) but is
 confined like the tool. After each attack the loader is alive and serving a
 legitimate tool that reads its data file, uses ``tempfile`` and imports
 ``json``, ``decimal`` and ``sqlite3`` lazily.
@@ -144,26 +147,31 @@ def _unshare(target: str) -> str:
     return _errno(_libc.unshare(0x10000000), "unshare(CLONE_NEWUSER)")
 
 
+def _pid(target: str) -> int:
+    """A pid; ``parent``: the worker's parent, the loader (for the command line, whose pid the test cannot pass)."""
+    return os.getppid() if target == "parent" else int(target)
+
+
 def _prlimit(target: str) -> str:
     import resource
 
-    current = resource.prlimit(int(target), resource.RLIMIT_NOFILE)
-    resource.prlimit(int(target), resource.RLIMIT_NOFILE, current)  # the same value: the harm is the reach
+    current = resource.prlimit(_pid(target), resource.RLIMIT_NOFILE)
+    resource.prlimit(_pid(target), resource.RLIMIT_NOFILE, current)  # the same value: the harm is the reach
     return "ALLOWED prlimit"
 
 
 def _renice(target: str) -> str:
-    os.setpriority(os.PRIO_PROCESS, int(target), os.getpriority(os.PRIO_PROCESS, int(target)))
+    os.setpriority(os.PRIO_PROCESS, _pid(target), os.getpriority(os.PRIO_PROCESS, _pid(target)))
     return "ALLOWED setpriority"
 
 
 def _affinity(target: str) -> str:
-    os.sched_setaffinity(int(target), os.sched_getaffinity(int(target)))
+    os.sched_setaffinity(_pid(target), os.sched_getaffinity(_pid(target)))
     return "ALLOWED sched_setaffinity"
 
 
 def _sched_param(target: str) -> str:
-    os.sched_setparam(int(target), os.sched_getparam(int(target)))
+    os.sched_setparam(_pid(target), os.sched_getparam(_pid(target)))
     return "ALLOWED sched_setparam"
 
 
@@ -238,7 +246,7 @@ def _cwd_import(target: str) -> str:
     return "; ".join(found)
 
 
-_ATTACKS = {name[1:]: function for name, function in list(globals().items()) if name.startswith("_") and callable(function) and name not in ("_errno", "_IoVec")}
+_ATTACKS = {name[1:]: function for name, function in list(globals().items()) if name.startswith("_") and callable(function) and name not in ("_errno", "_IoVec", "_pid")}
 
 
 @tool
@@ -532,6 +540,31 @@ def test_the_working_folder_is_not_on_a_workers_path(place: Path, tmp_path: Path
         _nothing_of_home(done.stdout, files_too=isolation == "sandbox")
 
 
+def test_the_attacks_on_other_processes_fail_through_tool_loader_call(place: Path) -> None:
+    """The loader here is ``tool-loader call`` itself: the worker's parent."""
+    tool_loader = str(Path(sys.executable).parent / "tool-loader")
+    with sysv_segment(b"shm secret") as segment:
+        for kind, target in (
+            ("prlimit", "parent"),
+            ("renice", "parent"),
+            ("affinity", "parent"),
+            ("sched_param", "parent"),
+            ("personality", "0x0040000"),
+            ("shm_read", str(segment)),
+            ("sysv_new", ""),
+        ):
+            command = [tool_loader, "call", "--dir", str(place / "tools"), "--isolation", "sandbox"]
+            done = subprocess.run(
+                [*command, "attack", json.dumps({"kind": kind, "target": target})],
+                env=cli_env(),
+                cwd=place,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert "DENIED" in done.stdout and "ALLOWED" not in done.stdout, (kind, done.stdout, done.stderr)
+
+
 def test_the_working_folder_is_not_on_a_workers_path_through_the_api(
     place: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -640,7 +673,14 @@ async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, 
             )
             spinners = text_of(await client.call_tool("attack", {"kind": "spinners", "target": "3"})).split()
             assert _gone_soon([int(pid) for pid in spinners]) == [], spinners
-            for kind, target in (("read", str(place / "secret.txt")), ("bind", ""), ("unshare", "")):
+            attacks = [("read", str(place / "secret.txt")), ("bind", ""), ("unshare", "")]
+            attacks += [
+                ("prlimit", "parent"),
+                ("renice", "parent"),
+                ("personality", "0x0040000"),
+                ("sysv_new", ""),
+            ]
+            for kind, target in attacks:
                 answer = text_of(await client.call_tool("attack", {"kind": kind, "target": target}))
                 _denied(answer, kind)
             assert text_of(await client.call_tool("legit", {"n": 10})) == LEGIT_ANSWER
