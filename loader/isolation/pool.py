@@ -189,6 +189,7 @@ class WorkerPool:
             try:
                 worker.collect_prepared(time.monotonic() + 10.0)
                 worker.request(message, 10.0)
+                worker.stop_strays()
                 healthy = True
             except WorkerError:
                 healthy = False
