@@ -183,6 +183,14 @@ def _tiocsti(target: str) -> str:
     return "ALLOWED TIOCSTI"
 
 
+def _tty_ioctl(target: str) -> str:
+    """``TIOCSCTTY`` (steal the terminal as root) or ``TIOCVHANGUP`` (hang it up) on stderr."""
+    import fcntl
+
+    fcntl.ioctl(2, int(target, 0), 1)
+    return f"ALLOWED ioctl {target}"
+
+
 def _personality(target: str) -> str:
     return _errno(_libc.personality(int(target, 0)), "personality")
 
@@ -457,6 +465,9 @@ def test_no_keystrokes_into_a_terminal_and_no_personality(sandboxed: ToolLoader)
         sandboxed, "tiocsti", "x"
     )  # on its stderr: not a terminal here, so only the filter says EPERM
     assert "Operation not permitted" in answer, answer
+    for request in ("0x540E", "0x5437"):  # TIOCSCTTY, TIOCVHANGUP
+        answer = _attack(sandboxed, "tty_ioctl", request)
+        assert "Operation not permitted" in answer, answer
     _denied(_attack(sandboxed, "personality", "0x0040000"), "personality(ADDR_NO_RANDOMIZE)")
     assert _attack(sandboxed, "personality", "0xffffffff").startswith("ALLOWED"), "querying it is allowed"
 
@@ -647,6 +658,8 @@ def test_each_attack_succeeds_in_process_mode(
         answer = call_text(loader, "attack", {"kind": "personality", "target": "0x0040000"})
         assert answer.startswith("ALLOWED"), answer
         assert "Inappropriate ioctl" in call_text(loader, "attack", {"kind": "tiocsti", "target": "x"})
+        answer = call_text(loader, "attack", {"kind": "tty_ioctl", "target": "0x5437"})
+        assert "Inappropriate ioctl" in answer, answer
         with sysv_segment(b"shm secret") as segment:
             answer = call_text(loader, "attack", {"kind": "shm_read", "target": str(segment)})
             assert answer == "ALLOWED shmat: shm secret", answer

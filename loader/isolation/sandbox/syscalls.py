@@ -111,9 +111,10 @@ _SELF_ONLY: Final = (
 _PRIORITY: Final = {"setpriority": 0, "ioprio_set": 1}
 """Calls taking (which, who): refused unless ``which`` is one process (``PRIO_PROCESS``,
 ``IOPRIO_WHO_PROCESS``) and ``who`` is 0, the caller (``who`` 0 with a user or group means all of them)."""
-_TERMINAL_IOCTLS: Final = (0x5412, 0x541C, 0x541D, 0x5423)
+_TERMINAL_IOCTLS: Final = (0x5412, 0x541C, 0x541D, 0x5423, 0x540E, 0x5437)
 """``TIOCSTI`` (type into a terminal), ``TIOCLINUX`` (paste on a console), ``TIOCCONS`` (take the
-console's output), ``TIOCSETD`` (load a line discipline): the worker's stderr may be the user's terminal."""
+console's output), ``TIOCSETD`` (load a line discipline), ``TIOCSCTTY`` (take the terminal from the
+user's session), ``TIOCVHANGUP`` (hang it up): the worker's stderr may be the user's terminal."""
 _PR_SET_CHILD_SUBREAPER: Final = 36
 _INT: Final = 0xFFFFFFFF
 """The kernel reads these arguments as 32-bit ints: a match on them ignores the upper half."""
