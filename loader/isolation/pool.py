@@ -200,6 +200,18 @@ class WorkerPool:
                     worker.kill()
                 self._lock.notify_all()
 
+    def stop_idle_strays(self) -> None:
+        """Stop what idle workers' builds left running (sandbox mode).
+
+        A build sent ahead of a call (``prepare``) is answered to nobody until
+        the worker's next call, so its processes are looked for here, once its
+        answer is in the pipe (earlier would stop a build's own subprocess).
+        """
+        with self._lock:
+            for worker in self._idle:
+                if not worker.prepared or worker.channel.poll(0):
+                    worker.stop_strays()
+
     def workers(self) -> list[WorkerProcess]:
         """Every worker of the pool now, idle or in use by a call."""
         with self._lock:

@@ -39,6 +39,7 @@ from mcp.client.stdio import stdio_client
 from support import FAST, call_text, cli_env, run_cli, sysv_segment, text_of
 
 from loader.isolation.sandbox import probe
+from loader.isolation.tree import ProcessTable
 from loader.reload.loader import ToolLoader
 
 pytestmark = pytest.mark.skipif(
@@ -624,6 +625,52 @@ def test_the_stack_pipe_to_the_loader_carries_bounded_plain_text(tmp_path: Path)
         stack = status.error.traceback
         assert len(stack) <= 64 * 1024, f"{len(stack):,} characters of stack from the tool"
         assert "\x1b" not in stack and "\x07" not in stack, stack[:200]
+    finally:
+        loader.close()
+
+
+SPIN_AT_IMPORT = """
+import os
+from loader import tool
+
+if os.fork() == 0:  # in every worker that runs this file: the import worker, and a call worker building it
+    while True:
+        pass
+
+
+@tool
+def spin_at_import() -> str:
+    \"\"\"Answer.\"\"\"
+    return "ok"
+"""
+
+
+def _strays_below_workers() -> list[int]:
+    """Running processes below this process's children (the workers): what tools left behind."""
+    table = ProcessTable()
+    workers = {pid for pid, entry in table.entries.items() if entry.parent == os.getpid()}
+    below = set().union(*(table.descendants(pid) for pid in workers)) if workers else set()
+    return _running(sorted(below))
+
+
+def test_a_files_import_leaves_no_process_running(tmp_path: Path) -> None:
+    """Top-level code runs in the import worker and again where a call worker builds the file ahead."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "legit.py").write_text(LEGIT)
+    (folder / "data.json").write_text('{"base": 10}')
+    loader = ToolLoader([folder], config=FAST, isolation="sandbox")
+    try:
+        loader.scan()
+        assert call_text(loader, "legit", {"n": 10}) == LEGIT_ANSWER  # a call worker is warm and idle
+        (folder / "spin.py").write_text(SPIN_AT_IMPORT)
+        loader.scan()
+        assert "spin_at_import" in loader.registry
+        deadline = time.monotonic() + 10
+        while _strays_below_workers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _strays_below_workers() == []
+        assert call_text(loader, "spin_at_import") == "ok"
     finally:
         loader.close()
 
