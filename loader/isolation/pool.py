@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import WorkerError, WorkerStartError, WorkerTimeout
 from .process import WorkerProcess
+from .protocol import ChannelClosed
 
 __all__ = ["WorkerPool"]
 
@@ -209,7 +210,11 @@ class WorkerPool:
         """
         with self._lock:
             for worker in self._idle:
-                if not worker.prepared or worker.channel.poll(0):
+                try:
+                    answered = not worker.prepared or worker.channel.poll(0)
+                except ChannelClosed:  # gone: its next user finds out and replaces it
+                    continue
+                if answered:
                     worker.stop_strays()
 
     def workers(self) -> list[WorkerProcess]:
