@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib
 import os
 import queue
@@ -11,7 +13,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +39,7 @@ __all__ = [
     "require",
     "require_module",
     "run_cli",
+    "sysv_segment",
     "write",
     "write_conflict_and_broken",
 ]
@@ -245,3 +248,20 @@ class LineReader:
             found = re.search(pattern, line)
             if found:
                 return found
+
+
+@contextlib.contextmanager
+def sysv_segment(data: bytes) -> Iterator[int]:
+    """A SysV shared memory segment of this process (mode 0600) holding ``data``; its id, removed after."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    segment = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+    if segment < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    try:
+        address = libc.shmat(segment, None, 0)
+        ctypes.memmove(address, data, len(data))
+        libc.shmdt(ctypes.c_void_p(address))
+        yield segment
+    finally:
+        libc.shmctl(segment, 0, None)  # IPC_RMID

@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 _backend_counter = itertools.count(1)
 _PREPARE_PER_BATCH = 8
 """New versions built ahead of their first call per batch: a save's few files, not a whole scan."""
+_STRAYS_INTERVAL: Final = 0.25
+"""Seconds between looks for processes a build left in an idle sandbox worker."""
 MAX_IMPORT_WORKERS: Final = 4
 """Imports running at once, each in its own worker (as many as the in-process import threads)."""
 
@@ -96,7 +98,7 @@ class ProcessBackend:
             "builtin_plugins": builtin_plugins,
             "entry_point_plugins": entry_point_plugins,
             "max_memory_mb": self.options.max_memory_mb,
-            "subreaper": self.options.max_processes is not None,
+            "subreaper": self.options.max_processes is not None or sandbox is not None,
             "max_result_bytes": self.options.max_result_bytes,
         }
         env = worker_environment(self.options.worker_env)
@@ -130,6 +132,9 @@ class ProcessBackend:
         )
         if self._watch is not None:
             self._watch.start()
+        self._closing = threading.Event()
+        if sandbox is not None:
+            threading.Thread(target=self._stop_idle_strays, name="tool-loader-strays", daemon=True).start()
         self._importing: dict[int, WorkerProcess] = {}
         """The import worker of each job thread running an import (so ``abandon`` can stop it)."""
         self._executions = 0
@@ -341,8 +346,17 @@ class ProcessBackend:
                     worker.known.pop(name, None)
                 worker.forgotten.update(names)
 
+    def _stop_idle_strays(self) -> None:
+        """Sandbox mode: a file built ahead of its first call leaves no process running meanwhile."""
+        while not self._closing.wait(_STRAYS_INTERVAL):
+            try:
+                self.pool.stop_idle_strays()
+            except Exception:  # never let the sweep die
+                logger.exception("could not look for processes left in idle workers")
+
     def close(self) -> None:
         """Stop every worker; proxies still held answer with an error result from then on."""
+        self._closing.set()
         if self._watch is not None:
             self._watch.stop()
         self._importers.close()

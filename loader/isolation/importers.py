@@ -83,6 +83,8 @@ class ImportWorkers:
 
     def release(self, worker: WorkerProcess, *, healthy: bool) -> None:
         """Take a worker back: kept idle when healthy (up to a few), else stopped and the pool topped up."""
+        if healthy:
+            worker.stop_strays()
         with self._cond:
             self._busy.discard(worker)
             keep = healthy and not self._closed and worker.alive() and len(self._idle) < _IDLE_KEPT

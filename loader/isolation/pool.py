@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import WorkerError, WorkerStartError, WorkerTimeout
 from .process import WorkerProcess
+from .protocol import ChannelClosed
 
 __all__ = ["WorkerPool"]
 
@@ -149,6 +150,8 @@ class WorkerPool:
 
     def release(self, worker: WorkerProcess, *, healthy: bool) -> None:
         """Take a worker back: kept idle if ``healthy``, else killed and replaced by a warm one."""
+        if healthy:
+            worker.stop_strays()
         if healthy and worker.pending:
             healthy = self._flush(worker)
         with self._lock:
@@ -187,6 +190,7 @@ class WorkerPool:
             try:
                 worker.collect_prepared(time.monotonic() + 10.0)
                 worker.request(message, 10.0)
+                worker.stop_strays()
                 healthy = True
             except WorkerError:
                 healthy = False
@@ -196,6 +200,22 @@ class WorkerPool:
                 else:
                     worker.kill()
                 self._lock.notify_all()
+
+    def stop_idle_strays(self) -> None:
+        """Stop what idle workers' builds left running (sandbox mode).
+
+        A build sent ahead of a call (``prepare``) is answered to nobody until
+        the worker's next call, so its processes are looked for here, once its
+        answer is in the pipe (earlier would stop a build's own subprocess).
+        """
+        with self._lock:
+            for worker in self._idle:
+                try:
+                    answered = not worker.prepared or worker.channel.poll(0)
+                except ChannelClosed:  # gone: its next user finds out and replaces it
+                    continue
+                if answered:
+                    worker.stop_strays()
 
     def workers(self) -> list[WorkerProcess]:
         """Every worker of the pool now, idle or in use by a call."""

@@ -4,7 +4,8 @@ Workers are plain ``subprocess`` children rather than ``multiprocessing``
 processes because the loader must choose their environment (an allowlist) and
 working directory, and must not re-import the host's ``__main__``. They run
 ``python -I`` (no current folder on ``sys.path``, no ``PYTHON*`` variables
-read by the interpreter) with the loader's own ``sys.path``, in their own
+read by the interpreter) with the loader's own ``sys.path`` less its working
+folder (``worker_sys_path``), in their own
 session so a Ctrl-C in the console reaches only the console.
 """
 
@@ -28,9 +29,9 @@ from typing import Any, Final
 
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
-from .tree import kill_tree
+from .tree import kill_descendants, kill_tree
 
-__all__ = ["WorkerProcess"]
+__all__ = ["LOADER_HOME", "WorkerProcess", "worker_sys_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,41 @@ _BOOT: Final = (
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_MAX_STACK_BYTES: Final = 64 * 1024
+"""The most of a stuck worker's stacks the loader reads (faulthandler's are a few KB)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (terminal escapes) made ``?``: it is shown to the user."""
+    return _CONTROL.sub("?", text)
+
+
+def _working_folder() -> str | None:
+    try:
+        return os.path.realpath(os.getcwd())
+    except OSError:  # removed since
+        return None
+
+
+_STARTED_IN: Final = _working_folder()
+"""The folder the loader was started from (``python -m`` put it first on ``sys.path``)."""
+LOADER_HOME: Final = str(Path(__file__).resolve().parents[2])
+"""The folder holding the ``loader`` package: site-packages, or a source checkout."""
+
+
+def worker_sys_path() -> list[str]:
+    """The loader's ``sys.path`` as its workers get it: absolute folders, never the working folder.
+
+    ``python -m loader`` (the form ``mcp-config`` writes) puts the folder it was
+    started from first on ``sys.path``: often a home folder, whose settings
+    modules and projects no tool should import. A relative entry (``''`` under
+    ``-c``) would name the worker's own folder, beside the tool folder. The
+    folder holding ``loader`` stays, so a worker can start from a checkout.
+    """
+    working = {_STARTED_IN, _working_folder()}
+    kept = [e for e in sys.path if os.path.isabs(e) and os.path.realpath(e) not in working]
+    return kept if LOADER_HOME in kept else [*kept, LOADER_HOME]
 
 
 class WorkerProcess:
@@ -69,7 +105,7 @@ class WorkerProcess:
                     "-I",
                     "-c",
                     _BOOT,
-                    json.dumps(sys.path),
+                    json.dumps(worker_sys_path()),
                     json.dumps({**settings, "fault_fd": fault_write}),
                 ],
                 stdin=subprocess.PIPE,
@@ -112,6 +148,8 @@ class WorkerProcess:
         """The processes below it when last counted, as (pid, start time), for stopping them later."""
         self.over_limit: int | None = None
         """How many processes it had when it was stopped for its process limit."""
+        self.keeps_children = settings.get("sandbox") is None
+        """False in sandbox mode: processes a call or import started are stopped when it returns."""
         self._kill_lock = threading.Lock()
         self._released = False
 
@@ -261,34 +299,52 @@ class WorkerProcess:
         """The line of ``watch_file`` the worker is executing, and all its threads' stacks.
 
         Asks the worker's ``faulthandler`` (SIGUSR1), which answers from a C
-        signal handler, so this works even while C code holds the GIL.
+        signal handler, so this works even while C code holds the GIL. The
+        tool can write on that pipe too, so what comes back is untrusted: what
+        was there before the question is dropped, at most ``_MAX_STACK_BYTES``
+        are read, and only printable text is kept.
         """
+        self._read_stack(0.0)  # left there earlier: not an answer to this question
         try:
             os.kill(self.pid, signal.SIGUSR1)
         except OSError:
             return None, ""
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + wait
-        quiet_after = 0.05
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._fault_read], [], [], quiet_after if chunks else wait)
-            if not ready:
-                if chunks:
-                    break
-                continue
-            try:
-                data = os.read(self._fault_read, 65536)
-            except BlockingIOError:
-                continue
-            if not data:
-                break
-            chunks.append(data)
-        stack = b"".join(chunks).decode("utf-8", "replace")
+        stack = _printable(self._read_stack(wait).decode("utf-8", "replace"))
         target = str(watch_file)
         for match in _FRAME.finditer(stack):  # most recent call first
             if match["file"] == target:
                 return int(match["line"]), stack
         return None, stack
+
+    def _read_stack(self, wait: float) -> bytes:
+        """What the stack pipe holds, up to ``_MAX_STACK_BYTES``, read until it is quiet or ``wait`` ends."""
+        chunks: list[bytes] = []
+        size = 0
+        deadline = time.monotonic() + wait
+        while size < _MAX_STACK_BYTES:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._fault_read], [], [], 0.05 if chunks else max(0.0, left))
+            if not ready:
+                if chunks or left <= 0:
+                    break
+                continue
+            try:
+                data = os.read(self._fault_read, _MAX_STACK_BYTES - size)
+            except BlockingIOError:
+                continue
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+        return b"".join(chunks)
+
+    def stop_strays(self) -> None:
+        """Sandbox mode: stop the processes the last call or import left running (the worker lives on).
+
+        Their CPU time would count against no call's limit (``RLIMIT_CPU`` is per process).
+        """
+        if not self.keeps_children and self.process.returncode is None:
+            kill_descendants(self.pid)
 
     def stop(self) -> None:
         """Stop the worker and every process its tools started, by signals only: safe from any thread.

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-__all__ = ["ProcessTable", "ProcessWatch", "kill_tree"]
+__all__ = ["ProcessTable", "ProcessWatch", "kill_descendants", "kill_tree"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,11 +120,20 @@ def kill_tree(root: int | None, known: Iterable[tuple[int, int]] = ()) -> None:
         _signal(root, signal.SIGKILL)
         return
     _signal(root, signal.SIGSTOP)
-    stopped: set[int] = set()
     table = ProcessTable()
-    stopped.update(pid for pid, started in known if table.started(pid) == started)
+    stopped = {pid for pid, started in known if table.started(pid) == started}
     for pid in stopped:
         _signal(pid, signal.SIGSTOP)
+    stopped = _stop_below(root, stopped, table)
+    with contextlib.suppress(OSError):
+        os.killpg(root, signal.SIGKILL)  # the worker leads its own group
+    for pid in stopped:
+        _signal(pid, signal.SIGKILL)
+    _signal(root, signal.SIGKILL)
+
+
+def _stop_below(root: int, stopped: set[int], table: ProcessTable) -> set[int]:
+    """SIGSTOP the descendants of ``root`` (and of ``stopped``) round by round until none is new."""
     for _ in range(_SWEEPS):
         fresh = set().union(*(table.descendants(pid) for pid in (root, *stopped))) - stopped
         if not fresh:
@@ -133,11 +142,39 @@ def kill_tree(root: int | None, known: Iterable[tuple[int, int]] = ()) -> None:
             _signal(pid, signal.SIGSTOP)
         stopped |= fresh
         table = ProcessTable()
-    with contextlib.suppress(OSError):
-        os.killpg(root, signal.SIGKILL)  # the worker leads its own group
-    for pid in stopped:
+    return stopped
+
+
+def kill_descendants(root: int) -> None:
+    """SIGKILL every process below ``root``, sparing ``root``: what a call left running when it returned.
+
+    Cheap when there is nothing: only ``root``'s own children are read, and the
+    process table only when one of them runs (a subreaper ``root`` holds every
+    orphan of its tree, so no running child means no running descendant).
+    """
+    if not any(_runs(pid) for pid in _children(root)):
+        return
+    for pid in _stop_below(root, set(), ProcessTable()):
         _signal(pid, signal.SIGKILL)
-    _signal(root, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found += [int(child) for child in handle.read().split()]
+    return found
+
+
+def _runs(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    return data[data.rindex(b")") + 2 : data.rindex(b")") + 3] != b"Z"
 
 
 class Watched(Protocol):

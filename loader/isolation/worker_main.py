@@ -93,6 +93,8 @@ class Worker:
         self.wire_limit = wire_limit(self.max_result_bytes)
         policy = settings.get("sandbox") or {}
         self.cpu_limit = CallCpuLimit(policy.get("max_cpu_seconds"))
+        self.reaps = bool(policy)
+        """Sandbox mode: the loader stops what a request left running; its zombies are reaped here."""
 
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -109,6 +111,8 @@ class Worker:
                 message = self.channel.receive()
             except ChannelClosed:
                 return
+            if self.reaps:
+                _reap_children()
             handler = handlers.get(message.get("op", ""))
             reply = (
                 {"ok": False, "fatal": f"unknown op {message.get('op')!r}"}
@@ -373,6 +377,13 @@ def _failure(tool_use_id: str, exc: BaseException, what: str) -> ToolResult:
     return result
 
 
+def _reap_children() -> None:
+    """Collect the exit of every child that has ended (processes the loader stopped after a request)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
 def _keep_descendants() -> None:
     """Become a child subreaper: processes the tools start stay below this worker however they
     detach (a new session, a double fork), so the loader can find and stop them all."""
@@ -423,6 +434,8 @@ def main(raw_settings: str) -> int:
     settings = json.loads(raw_settings)
     _die_with_parent()
     drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
+    if settings.get("subreaper"):
+        _keep_descendants()  # before the sandbox, whose filter then keeps it on
     refused = _confine(settings.get("sandbox"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
     reader = Connection(os.dup(0), writable=False)
@@ -449,8 +462,6 @@ def main(raw_settings: str) -> int:
         except ChannelClosed:
             pass
         return 1
-    if settings.get("subreaper"):
-        _keep_descendants()
     limit = settings.get("max_memory_mb")
     if isinstance(limit, int) and limit > 0:
         _limit_memory(limit)

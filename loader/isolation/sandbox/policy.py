@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ..process import LOADER_HOME, worker_sys_path
 from .options import SandboxOptions
 
 __all__ = ["SYSTEM_READ", "SandboxPathError", "worker_policy"]
@@ -97,19 +98,21 @@ def _importable(folder: str) -> list[str]:
 def _python_paths() -> tuple[list[str], list[str]]:
     """(folders readable whole, folders that may only be listed) for Python's imports.
 
-    A ``sys.path`` folder outside the interpreter's prefixes (the current folder under
-    ``python -m``, ``PYTHONPATH``, an editable install's source) may hold anything, a
-    home folder's secrets included: its names stay listable (the import system lists
-    it) but only its packages and modules are readable. Relative entries (``''``) are
-    left out: they point at the working directory.
+    A ``sys.path`` folder outside the interpreter's prefixes (``PYTHONPATH``, an
+    editable install's source) may hold anything, a home folder's secrets included:
+    its names stay listable (the import system lists it) but only its packages and
+    modules are readable. The working folder is not on a worker's path at all
+    (``worker_sys_path``).
     """
     prefixes = _prefixes()
-    here = str(Path(__file__).resolve().parents[3])  # holds ``loader``: an editable install's source
     whole = list(prefixes)
     listed = []
-    for entry in [*(e for e in sys.path if os.path.isabs(e)), here]:
+    for entry in worker_sys_path():
         if _is_library(entry, prefixes):
             whole.append(entry)
+        elif entry == LOADER_HOME:  # a source checkout: the loader's own packages, not its neighbours
+            listed.append(entry)
+            whole += [os.path.join(entry, name) for name in ("loader", "plugins")]
         elif os.path.isdir(entry):
             listed.append(entry)
             whole += _importable(entry)

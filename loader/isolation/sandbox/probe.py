@@ -43,6 +43,12 @@ class SandboxUnavailable(WorkerStartError):
         self.missing = missing
 
 
+_SYSCALLS: Final = (
+    "seccomp filter through libseccomp: no ptrace, mounts, namespaces, SysV IPC or terminal input; "
+    "limits and priority of the worker only"
+)
+
+
 def probe(options: SandboxOptions | None = None) -> tuple[Layer, ...]:
     """Each layer of the sandbox, as this process (and so its workers) can enforce it."""
     options = options or SandboxOptions()
@@ -66,8 +72,12 @@ def probe(options: SandboxOptions | None = None) -> tuple[Layer, ...]:
         by_abi("filesystem", "enforces paths"),
         network,
         by_abi("scopes", "scopes signals and abstract unix sockets"),
-        Layer("syscalls", seccomp_ok, seccomp_why or "seccomp filter through libseccomp"),
-        Layer("limits", True, "rlimits: file size, open files, CPU per call, memory"),
+        Layer("syscalls", seccomp_ok, seccomp_why or _SYSCALLS),
+        Layer(
+            "limits",
+            True,
+            "rlimits: file size, open files, CPU per call, memory; a call's processes end with it",
+        ),
     )
 
 

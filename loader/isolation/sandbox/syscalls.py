@@ -74,11 +74,50 @@ DENIED: Final[tuple[str, ...]] = (
     "fanotify_init",
     "lookup_dcookie",
     "uselib",
+    # other processes' memory
+    "process_madvise",
+    "process_mrelease",
+    # SysV IPC: keyed by number, not by path, so Landlock cannot scope it; a tool would reach the
+    # segments and queues of every process of its user (and of everyone as root)
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "ipc",
 )
 """Refused with ``EPERM``: what a tool never needs and an escape often does."""
 
 _NAMESPACE_FLAGS: Final = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """``CLONE_NEWNS``, ``NEWCGROUP``, ``NEWUTS``, ``NEWIPC``, ``NEWUSER``, ``NEWPID``, ``NEWNET``."""
+_SELF_ONLY: Final = (
+    "prlimit64",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "migrate_pages",
+    "move_pages",
+    "get_robust_list",
+)
+"""Calls whose first argument names a process: refused unless it is 0, the caller itself."""
+_PRIORITY: Final = {"setpriority": 0, "ioprio_set": 1}
+"""Calls taking (which, who): refused unless ``which`` is one process (``PRIO_PROCESS``,
+``IOPRIO_WHO_PROCESS``) and ``who`` is 0, the caller (``who`` 0 with a user or group means all of them)."""
+_TERMINAL_IOCTLS: Final = (0x5412, 0x541C, 0x541D, 0x5423, 0x540E, 0x5437)
+"""``TIOCSTI`` (type into a terminal), ``TIOCLINUX`` (paste on a console), ``TIOCCONS`` (take the
+console's output), ``TIOCSETD`` (load a line discipline), ``TIOCSCTTY`` (take the terminal from the
+user's session), ``TIOCVHANGUP`` (hang it up): the worker's stderr may be the user's terminal."""
+_PR_SET_CHILD_SUBREAPER: Final = 36
+_INT: Final = 0xFFFFFFFF
+"""The kernel reads these arguments as 32-bit ints: a match on them ignores the upper half."""
 _AF_UNIX: Final = 1
 _AF_INET: Final = 2
 _AF_INET6: Final = 10
@@ -124,9 +163,31 @@ def install(network: bool, datagrams: bool) -> None:
     syscall_filter.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for flag in _NAMESPACE_FLAGS:
         syscall_filter.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    _refuse_other_processes(seccomp, syscall_filter)
     if not network:
         _refuse_sockets(seccomp, syscall_filter, datagrams)
     syscall_filter.load()
+
+
+def _refuse_other_processes(seccomp: Any, syscall_filter: Any) -> None:
+    """What would act on a process other than the caller: the loader, another worker, the terminal.
+
+    A pid is compared whole (not masked): a value with its upper half set is refused even
+    where the kernel would read it as 0, which only ever refuses more.
+    """
+    denied = seccomp.ERRNO(errno.EPERM)
+    for name in _SELF_ONLY:
+        with contextlib.suppress(ValueError, OSError):
+            syscall_filter.add_rule(denied, name, seccomp.Arg(0, seccomp.NE, 0))
+    for name, one_process in _PRIORITY.items():
+        syscall_filter.add_rule(denied, name, seccomp.Arg(0, seccomp.NE, one_process))
+        syscall_filter.add_rule(denied, name, seccomp.Arg(1, seccomp.NE, 0))
+    for request in _TERMINAL_IOCTLS:
+        syscall_filter.add_rule(denied, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, _INT, request))
+    for bit in range(32):  # only the query, 0xffffffff, is let through: every bit of its low half set
+        syscall_filter.add_rule(denied, "personality", seccomp.Arg(0, seccomp.MASKED_EQ, 1 << bit, 0))
+    # the worker made itself a subreaper before this filter: a tool cannot let its processes escape the tree
+    syscall_filter.add_rule(denied, "prctl", seccomp.Arg(0, seccomp.MASKED_EQ, _INT, _PR_SET_CHILD_SUBREAPER))
 
 
 def _refuse_sockets(seccomp: Any, syscall_filter: Any, datagrams: bool) -> None:
