@@ -18,6 +18,7 @@ from fs_layouts import deep_chain, make_deep_chain, remove_deep_chain
 from support import EVENTS_ONLY, call_text, eventually, function_tool_source, write
 
 from loader import ToolLoader, hookimpl
+from loader.reload.batch import load_order
 from loader.reload.walk import MAX_FOLDER_DEPTH
 from loader.reload.watcher import WatchMode
 from loader.status import FileStatus
@@ -147,3 +148,22 @@ def test_a_deep_chain_grown_while_watching_with_a_tool_at_the_bottom_fails_no_ba
         assert "bottom" not in loader.registry  # below the depth that is scanned and watched
     finally:
         remove_deep_chain(tools_dir / "chain")
+
+
+def test_a_long_chain_of_helpers_loads_dependencies_first(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """Each helper imports the next, 120 deep: a batch orders them by what each imported last time.
+
+    The ordering walked the import graph recursively and gave up 50 levels
+    down, so the second half of the chain came after the modules importing it.
+    """
+    chain = 120
+    for index in range(chain):
+        follow = f"import h{index + 1:03d}\n" if index + 1 < chain else ""
+        write(tools_dir / f"h{index:03d}.py", f"{follow}VALUE = {index}\n")
+    write(tools_dir / "top.py", "import h000\n" + function_tool_source("top"))
+    loader = make_loader(tools_dir, config=EVENTS_ONLY, watch=False)
+    assert call_text(loader, "top") == "v1"
+    order = [path.name for path in load_order(sorted(tools_dir.glob("*.py")), loader._backend)]
+    assert order == [f"h{index:03d}.py" for index in reversed(range(chain))] + ["top.py"]
