@@ -295,18 +295,6 @@ def _serve_http(
         listening.append(url)
         announce_when_both()
 
-    def draining(calls: int) -> None:
-        _say(
-            console,
-            f"shutting down: draining, /readyz now 503, new requests refused; {calls} calls in flight "
-            f"get up to {options.shutdown_grace:g} s",
-            "yellow",
-        )
-
-    def drained(report: DrainReport) -> None:
-        stopped = f", {report.stopped} stopped with an error result" if report.stopped else ""
-        _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
-
     scanner = threading.Thread(target=scan_then_watch, name="tool-loader-initial-scan", daemon=True)
     loader.threads.watch(scanner)  # a scan that dies leaves /readyz 503 for good: /healthz must say so
     scanner.start()
@@ -319,8 +307,10 @@ def _serve_http(
                 readiness=readiness,
                 metrics=metrics,
                 on_ready=ready,
-                on_draining=draining,
-                on_drained=drained,
+                on_draining=functools.partial(
+                    _draining, console, " /readyz now 503,", options.shutdown_grace
+                ),
+                on_drained=functools.partial(_drained, console),
             )
         )
     except OSError as exc:
@@ -330,7 +320,7 @@ def _serve_http(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the folders, watch them, and serve until the client leaves (stdio) or Ctrl-C (http).
+    """Load the folders, watch them, and serve until the client leaves (stdio) or a signal drains the server.
 
     Every line this command prints goes to stderr: on stdio, stdout is the protocol channel.
     """
@@ -372,10 +362,18 @@ def run(args: argparse.Namespace) -> int:
                         _scan(loader, console, dirs)
                         loader.start()
                         _say(console, "serving over stdio" + (_AT_A_TERMINAL if _at_a_terminal(wire) else ""))
+                        serve = functools.partial(
+                            serve_stdio,
+                            server,
+                            wire,
+                            shutdown_grace=args.shutdown_grace,
+                            on_draining=functools.partial(_draining, console, "", args.shutdown_grace),
+                            on_drained=functools.partial(_drained, console),
+                        )
                         with contextlib.suppress(
                             KeyboardInterrupt
                         ):  # Ctrl-C is how a person stops it: exit 0
-                            anyio.run(serve_stdio, server, wire)
+                            anyio.run(serve)
                     else:
                         _serve_http(args, server, loader, console, dirs)
             finally:
@@ -386,6 +384,20 @@ def run(args: argparse.Namespace) -> int:
             if recorder is not None:
                 recorder.close()
     return 0
+
+
+def _draining(console: Console, probes: str, grace: float, calls: int) -> None:
+    _say(
+        console,
+        f"shutting down: draining, {probes}new requests refused; {calls} calls in flight "
+        f"get up to {grace:g} s",
+        "yellow",
+    )
+
+
+def _drained(console: Console, report: DrainReport) -> None:
+    stopped = f", {report.stopped} stopped with an error result" if report.stopped else ""
+    _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
 
 
 def _show(console: Console, line: StatusLine) -> None:

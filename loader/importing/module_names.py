@@ -109,19 +109,33 @@ class ModuleNames:
         A path that is no link, under folders (between ``root`` and it) that are
         no links, is inside ``root`` whatever ``root`` itself resolves to: then a
         few ``lstat`` calls answer (the folders' answers kept for the batch),
-        where resolving every component of the path would cost dozens.
+        where resolving every component of the path would cost dozens. The
+        folders are checked in a loop from the path up: a chain of folders
+        thousands deep costs one ``lstat`` per folder, never a frame.
         """
         if not no_link and os.path.islink(path):
             return is_within(path, root)
-        folder = os.path.dirname(path)  # the key: a fresh ``path.parent`` costs more to hash and compare
+        return self._plain_folder(os.path.dirname(path), os.fspath(root)) or is_within(path, root)
+
+    def _plain_folder(self, folder: str, root: str) -> bool:
+        """Whether ``folder`` is ``root`` or below it through folders none of which is a link."""
+        unknown: list[str] = []  # the key is the folder's text: a fresh ``Path`` costs more to hash
+        inside = root if root.endswith(os.sep) else root + os.sep
         plain = self._plain_dirs.get(folder)
-        if plain is None:
-            parent = path.parent
-            plain = parent == root or (
-                root in parent.parents and not os.path.islink(parent) and self.is_within_root(parent, root)
-            )
-            self._plain_dirs[folder] = plain
-        return plain or is_within(path, root)
+        while plain is None:
+            if folder == root:
+                plain = True
+            elif not folder.startswith(inside) or os.path.islink(folder):
+                plain = False
+            else:
+                unknown.append(folder)
+                folder = os.path.dirname(folder)
+                plain = self._plain_dirs.get(folder)
+                continue
+            unknown.append(folder)
+        for seen in unknown:
+            self._plain_dirs[seen] = plain
+        return plain
 
     def owns(self, module_name: str) -> bool:
         """Whether a module name belongs to this namespace."""

@@ -8,9 +8,11 @@ good. Here each connection gets ``header_timeout`` seconds from its first byte
 ``body_timeout`` seconds to deliver the body those headers announced (answered
 408 when it does not). A response sent before the body arrived (a 401 decided
 from the headers) closes the connection instead of waiting for a body nobody
-will read. Connections beyond ``max_connections`` are answered 503 and closed
-at once, so a flood never takes the descriptors the loader needs to open the
-files it reloads (the descriptor limit is shared by the whole process).
+will read. At ``max_connections``, a new connection takes the place of the one
+idle the longest (no request in progress); when none is idle it is answered
+503 and closed at once, so a flood never takes the descriptors the loader
+needs to open the files it reloads (the descriptor limit is shared by the
+whole process), and connections that send nothing never keep out the probes.
 
 The cap is kept at ``accept()``, by the listening socket itself: asyncio
 accepts a whole backlog of connections before the first of them reaches its
@@ -26,7 +28,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import h11
 import uvicorn
@@ -61,6 +63,8 @@ _BODY_TOO_SLOW = (
     b"\r\n"
     b"request body not sent in time\r\n"
 )
+_SLACK = 16
+"""Connections open over the cap while the idle ones they replace are being closed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,30 +106,91 @@ def connection_cap(wanted: int | None) -> int | None:
     return wanted
 
 
+class _Idler(Protocol):
+    """A connection as the gate sees it: whether it has a request in progress, and how to close it."""
+
+    def is_idle(self) -> bool: ...
+
+    def evict(self) -> None: ...
+
+
 class ConnectionGate:
-    """Counts the connections open now; admits one more only below ``cap`` (None: always)."""
+    """Counts the connections open now; admits one below ``cap`` (None: always) or in an idle one's place.
+
+    At the cap, the connection idle the longest (no request in progress: one
+    that never sent complete headers, or a keep-alive between requests) is
+    closed to make room, so connections that send nothing cannot keep the
+    probes or a caller with a token out; only connections all busy with
+    requests make the gate refuse. asyncio accepts a whole backlog before any
+    of it reaches its protocol: when no connection with a protocol is idle, one
+    accepted but not handed over yet (``pending``) is, and the first to arrive
+    while some are owed (``owed``) closes at once.
+    """
 
     def __init__(self, cap: int | None) -> None:
         self.cap = cap
         self.open = 0
         self.refused = 0
+        self.evicted = 0
+        self._pending = 0
+        self._owed = 0
         self._lock = threading.Lock()
+        self._by_activity: dict[_Idler, None] = {}  # least recently active first
 
     def admit(self) -> bool:
         with self._lock:
-            if self.cap is not None and self.open >= self.cap:
+            if self.cap is not None and self.open >= self.cap and not self._evict_one():
                 self.refused += 1
                 return False
             self.open += 1
+            self._pending += 1
             return True
 
-    def release(self) -> None:
+    def _evict_one(self) -> bool:
+        """Close (or mark to close) the least recently active idle connection (lock held).
+
+        A closed connection holds its descriptor until asyncio lets it go, and
+        ``open`` counts it until then: at most ``_SLACK`` over the cap are open.
+        """
+        assert self.cap is not None
+        if self.open >= self.cap + _SLACK:
+            return False
+        idle = next((c for c in self._by_activity if c.is_idle()), None)
+        if idle is not None:
+            del self._by_activity[idle]
+            idle.evict()
+        elif self._owed < self._pending:  # accepted in this pass, not handed over yet: idle too
+            self._owed += 1
+        else:
+            return False
+        self.evicted += 1
+        return True
+
+    def arrived(self, connection: _Idler) -> bool:
+        """An admitted connection reached its protocol; False: it was given up to make room (close it)."""
+        with self._lock:
+            self._pending = max(0, self._pending - 1)
+            if self._owed:
+                self._owed -= 1
+                return False
+            self._by_activity[connection] = None
+            return True
+
+    def active(self, connection: _Idler) -> None:
+        """``connection`` received bytes: it is the last to be evicted."""
+        with self._lock:
+            if self._by_activity.pop(connection, False) is None:
+                self._by_activity[connection] = None
+
+    def release(self, connection: _Idler | None = None) -> None:
         with self._lock:
             self.open = max(0, self.open - 1)
+            if connection is not None:
+                self._by_activity.pop(connection, None)
 
 
 class GatedSocket(socket.socket):
-    """A listening socket whose ``accept()`` answers 503 to, and closes, connections over its gate's cap."""
+    """A listening socket whose ``accept()`` answers 503 to, and closes, connections its gate refuses."""
 
     gate: ConnectionGate = ConnectionGate(None)
 
@@ -181,8 +246,24 @@ def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = Non
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm_header_timer()
+            if gate is not None and not gate.arrived(self):
+                self.evict()
+
+        def is_idle(self) -> bool:
+            return (
+                self.conn.their_state is h11.IDLE
+                and self.conn.our_state is h11.IDLE
+                and not self.transport.is_closing()
+            )
+
+        def evict(self) -> None:
+            logger.debug("client=<%s> | idle connection closed to make room for a new one", self.client)
+            self.transport.write(_REFUSED)  # its request, if one was on the way, was not read: say why
+            self.transport.close()
 
         def data_received(self, data: bytes) -> None:
+            if gate is not None:
+                gate.active(self)
             if self.conn.their_state is h11.IDLE:
                 self._arm_header_timer()
             super().data_received(data)
@@ -205,7 +286,7 @@ def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = Non
             self._cancel_header_timer()
             self._cancel_body_timer()
             if gate is not None:
-                gate.release()
+                gate.release(self)
             super().connection_lost(exc)
 
         def _arm_header_timer(self) -> None:

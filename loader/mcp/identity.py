@@ -14,6 +14,7 @@ without the comparison.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -25,13 +26,43 @@ from ..spec_diff.kinds import SpecChange, SpecChangeKind
 from ..spec_diff.specs import compare_specs, describe_change
 from ..types import ToolResult, ToolSpec
 
-__all__ = ["DEFAULT_TOOLS_KEPT", "DEFAULT_VERSIONS_KEPT", "RecentVersions", "stale_call_result"]
+__all__ = [
+    "DEFAULT_TOOLS_KEPT",
+    "DEFAULT_VERSIONS_KEPT",
+    "RecentVersions",
+    "is_digest",
+    "malformed_expectation_result",
+    "stale_call_result",
+]
 
 DEFAULT_VERSIONS_KEPT = 8
 """Versions remembered per tool: a client lagging further behind gets no comparison, only the refusal."""
 
 DEFAULT_TOOLS_KEPT = 10_000
 """Tool names remembered at most (the least recently seen go first), so a churning folder stays bounded."""
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_JSON_KINDS = {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def is_digest(value: object) -> bool:
+    """Whether ``value`` is a tool digest as this server writes them: a sha256, in lowercase hex."""
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+
+
+def malformed_expectation_result(tool_use_id: str, name: str, expected: object) -> ToolResult:
+    """The error result of a call whose expected digest is no digest: it names the key, not the value."""
+    got = (
+        f"{len(expected):,} characters"
+        if isinstance(expected, str)
+        else _JSON_KINDS.get(type(expected), "that")
+    )
+    text = (
+        f"Error: the call to tool '{name}' was not run: _meta[\"tool-loader/expected-digest\"] must be the "
+        f"digest the tool was listed with, 64 lowercase hexadecimal characters, not {got}."
+    )
+    return error_result(tool_use_id, text)
 
 
 class RecentVersions:

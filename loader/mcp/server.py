@@ -57,7 +57,7 @@ from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .context import LogLevels, McpContextHandlers, call_context
 from .drain import CallsInFlight, DrainReport, ExchangesInFlight, stopped_by_shutdown
-from .identity import RecentVersions, stale_call_result
+from .identity import RecentVersions, is_digest, malformed_expectation_result, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
 from .sessions import HandshakeSessions
@@ -115,7 +115,8 @@ class CallOutcome(StrEnum):
     ERROR = "error"
     UNKNOWN_TOOL = "unknown_tool"
     STALE = "stale"
-    """Not run: the client expected another version of the tool (``_meta["tool-loader/expected-digest"]``)."""
+    """Not run: the client expected another version of the tool (``_meta["tool-loader/expected-digest"]``),
+    or sent something there that is no digest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +358,10 @@ class MCPToolServer:
             else:
                 digest = meta[DIGEST_META_KEY] = tool_digest(tool)
                 expected = (params.meta or {}).get(EXPECTED_DIGEST_META_KEY)
-                if expected is not None and expected != digest:
+                if expected is not None and not is_digest(expected):
+                    result = malformed_expectation_result(new_tool_use_id(), tool.tool_name, expected)
+                    outcome = CallOutcome.STALE
+                elif expected is not None and expected != digest:
                     result = self._stale(tool, digest, str(expected))
                     outcome = CallOutcome.STALE
                 else:

@@ -20,12 +20,16 @@ from __future__ import annotations
 import io
 import ipaddress
 import json
+import logging
 import os
+import re
+import signal
 import socket
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import stat
+import threading
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import uvicorn
@@ -47,7 +51,7 @@ from starlette.routing import Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ToolLoaderError
-from .drain import SHUTTING_DOWN, DrainReport
+from .drain import SHUTTING_DOWN, DrainReport, ExchangesInFlight
 from .http_server import (
     ConnectionGate,
     ConnectionLimits,
@@ -60,9 +64,12 @@ from .http_server import (
 from .probes import MetricsSource, Readiness, liveness
 from .server import MCPToolServer
 from .sessions import CHECK_INTERVAL
+from .streams import SUPPORTED as STREAMS_SUPPORTED
 from .streams import StdioWire
 
 __all__ = ["HttpOptions", "InsecureBindError", "http_app", "is_loopback", "serve_http", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("localhost",)
 
@@ -132,82 +139,216 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-async def serve_stdio(server: MCPToolServer, wire: StdioWire | None = None) -> None:
-    """Serve one client over stdin/stdout until it disconnects (at a terminal: until Ctrl-C or Ctrl-D).
+async def serve_stdio(
+    server: MCPToolServer,
+    wire: StdioWire | None = None,
+    *,
+    shutdown_grace: float = 30.0,
+    on_draining: Callable[[int], None] | None = None,
+    on_drained: Callable[[DrainReport], None] | None = None,
+) -> None:
+    """Serve one client over stdin/stdout until it disconnects, or until SIGTERM or Ctrl-C drains it.
 
     With ``wire`` (taken before the first scan, so nothing a tool prints at
     import reaches the protocol) the protocol uses its private descriptors;
-    without it, the SDK diverts fds 0 and 1 for the time it serves.
+    without it, one is taken for the time it serves (on POSIX; elsewhere the
+    SDK diverts fds 0 and 1, and signals are the platform's).
+
+    The first signal stops taking requests, gives the calls in flight
+    ``shutdown_grace`` seconds, lets their answers be written, then ends as if
+    the client had left; a second signal ends at once. stdin is read once the
+    event loop sees input waiting (a pipe, a socket, a terminal): a reader
+    thread blocked in ``read()`` would hold the process until the next line.
     """
-    low = server.server
     if wire is None:
-        with _terminal_lines() as typed:
-            async with stdio_server(stdin=typed) as (read_stream, write_stream):
+        if not STREAMS_SUPPORTED:
+            low = server.server
+            async with stdio_server() as (read_stream, write_stream):
                 await low.run(read_stream, write_stream, low.create_initialization_options())
+            return
+        wire = StdioWire()
+        try:
+            await serve_stdio(
+                server, wire, shutdown_grace=shutdown_grace, on_draining=on_draining, on_drained=on_drained
+            )
+        finally:
+            wire.release()
         return
     reader_fd = wire.reader.fileno()
-    stdin: anyio.AsyncFile[str] = (
-        cast("anyio.AsyncFile[str]", _TerminalLines(reader_fd))  # the SDK only iterates its lines
-        if os.name == "posix" and os.isatty(reader_fd)
-        else anyio.wrap_file(io.TextIOWrapper(wire.reader, encoding="utf-8", errors="replace"))
-    )
     stdout = anyio.wrap_file(io.TextIOWrapper(wire.writer, encoding="utf-8", write_through=True))
-    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-        await low.run(read_stream, write_stream, low.create_initialization_options())
+    if not _loop_can_wait_on(reader_fd):  # a file: its reads end by themselves
+        stdin = anyio.wrap_file(io.TextIOWrapper(wire.reader, encoding="utf-8", errors="replace"))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await server.server.run(read_stream, write_stream, server.server.create_initialization_options())
+        return
+    lines = _LoopLines(reader_fd, _AnswersOwed(server.exchanges))
+
+    async def drain_then_end() -> None:
+        lines.hold()  # no new request reaches the server; an end of input would cancel the calls
+        if on_draining is not None:
+            on_draining(server.calls_in_flight)
+        report = await server.drain(shutdown_grace)
+        await server.exchanges.settled(_FLUSH_SECONDS)
+        if on_drained is not None:
+            on_drained(report)
+        lines.end()  # the server then finishes as when a client leaves
+
+    await _serve_lines(server, lines, _AnswerWriter(stdout, lines.requests), drain_then_end)
 
 
-class _TerminalLines:
-    """Lines from a terminal, read only once the event loop sees input waiting.
+async def _serve_lines(
+    server: MCPToolServer,
+    lines: _LoopLines,
+    stdout: _AnswerWriter,
+    drain_then_end: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """Run the server on ``lines`` and ``stdout``, with the signals handled while it runs."""
+    low = server.server
+    with anyio.CancelScope() as stop:
+        async with anyio.create_task_group() as signals:
+            if _can_take_signals():
+                signals.start_soon(_on_signals, drain_then_end, stop)
+            stdin = cast("anyio.AsyncFile[str]", lines)  # the SDK only iterates its lines
+            async with stdio_server(stdin=stdin, stdout=cast("anyio.AsyncFile[str]", stdout)) as (
+                reads,
+                writes,
+            ):
+                await low.run(reads, writes, low.create_initialization_options())
+            signals.cancel_scope.cancel()
+
+
+def _can_take_signals() -> bool:
+    """Signal handlers go on the main thread's loop, and only where the platform has them."""
+    return os.name == "posix" and threading.current_thread() is threading.main_thread()
+
+
+async def _on_signals(
+    drain_then_end: Callable[[], Coroutine[Any, Any, None]], stop: anyio.CancelScope
+) -> None:
+    """The first SIGTERM or SIGINT drains, a second stops at once (the process then exits 0)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async with anyio.create_task_group() as draining:
+            started = False
+            async for signum in received:
+                if started:
+                    logger.warning("signal=<%d> | second signal: stopping without waiting for calls", signum)
+                    stop.cancel()
+                    return
+                started = True
+                draining.start_soon(drain_then_end)
+
+
+def _loop_can_wait_on(fd: int) -> bool:
+    """Whether the event loop can wait for input on ``fd``: a pipe, a socket or a terminal, not a file."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)  # epoll refuses /dev/null
+
+
+_ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
+"""The start of an answer as the SDK writes it (``model_dump_json``: fields in order, no spaces)."""
+
+
+class _AnswersOwed:
+    """Requests read from stdin and not answered yet, kept in ``exchanges`` so a drain can wait for them."""
+
+    def __init__(self, exchanges: ExchangesInFlight) -> None:
+        self._exchanges = exchanges
+        self._ids: set[str] = set()
+
+    def read(self, line: str) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(message, dict) and "method" in message and message.get("id") is not None:
+            key = json.dumps(message["id"])
+            if key not in self._ids:
+                self._ids.add(key)
+                self._exchanges.opened()
+
+    def written(self, line: str) -> None:
+        match = _ANSWER.match(line)
+        if match is not None and match.group(1) in self._ids:
+            self._ids.discard(match.group(1))
+            self._exchanges.closed()
+
+
+class _AnswerWriter:
+    """stdout for the SDK (it only writes and flushes): an answer counts as given once flushed."""
+
+    def __init__(self, stdout: anyio.AsyncFile[str], answers: _AnswersOwed) -> None:
+        self._stdout = stdout
+        self._answers = answers
+        self._last = ""
+
+    async def write(self, text: str) -> int:
+        self._last = text
+        return await self._stdout.write(text)
+
+    async def flush(self) -> None:
+        await self._stdout.flush()
+        last, self._last = self._last, ""
+        self._answers.written(last)
+
+
+class _LoopLines:
+    """Lines from a pipe, socket or terminal, read only once the event loop sees input waiting.
 
     The SDK reads stdin in a worker thread blocked in ``read()``; a cancelled
-    task waits for that thread, and nothing ends the read but another line,
-    so at a terminal Ctrl-C would keep the process alive until someone pressed
-    Enter. Waiting on the loop instead lets a cancellation end the read at once.
+    task waits for that thread, and nothing ends the read but another line, so
+    Ctrl-C or SIGTERM would keep the process alive until the client wrote
+    again. Waiting on the loop instead lets a signal end the input at once:
+    ``hold`` stops handing lines over (the server keeps its calls, which an
+    end of input would cancel), ``end`` then ends the input.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, requests: _AnswersOwed) -> None:
         self._fd = fd
         self._pending = b""
         self._ended = False
+        self._held = False
+        self._released = anyio.Event()
+        self.requests = requests
 
-    def __aiter__(self) -> _TerminalLines:
+    def __aiter__(self) -> _LoopLines:
         return self
 
+    def hold(self) -> None:
+        """Hand no more lines over (a drain began)."""
+        if not self._held:
+            self._held = True
+            anyio.notify_closing(self._fd)  # wakes a wait for input; the descriptor stays open
+
+    def end(self) -> None:
+        """End the input: the SDK's reader sees an end of file."""
+        self.hold()
+        self._released.set()
+
     async def __anext__(self) -> str:
-        while (end := self._pending.find(b"\n")) < 0 and not self._ended:
-            await anyio.wait_readable(self._fd)
+        while (end := self._pending.find(b"\n")) < 0 and not self._ended and not self._held:
+            try:
+                await anyio.wait_readable(self._fd)
+            except anyio.ClosedResourceError:  # ``hold``
+                continue
             try:
                 chunk = os.read(self._fd, 65536)
-            except OSError:  # the terminal went away
+            except OSError:  # the terminal or the client went away
                 chunk = b""
-            self._ended = not chunk  # Ctrl-D or a hang-up: nobody will type more
+            self._ended = not chunk  # Ctrl-D, a hang-up, a closed pipe: nothing more will come
             self._pending += chunk
+        if self._held:
+            await self._released.wait()
+            raise StopAsyncIteration
         if not self._pending:
             raise StopAsyncIteration
         cut = end + 1 if end >= 0 else len(self._pending)
-        line, self._pending = self._pending[:cut], self._pending[cut:]
-        return line.decode("utf-8", errors="replace")
-
-
-@contextmanager
-def _terminal_lines() -> Iterator[anyio.AsyncFile[str] | None]:
-    """At a terminal, stdin as ``_TerminalLines`` (None otherwise: the SDK reads it).
-
-    Like the SDK's own claim, fd 0 points at the null device meanwhile, so tool
-    code reading stdin gets an end of file instead of the keystrokes.
-    """
-    if os.name != "posix" or not os.isatty(0):  # elsewhere the loop cannot wait on a terminal
-        yield None
-        return
-    private = os.dup(0)  # above the standard three, and not inherited by child processes
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(null, 0)
-        yield cast("anyio.AsyncFile[str]", _TerminalLines(private))  # the SDK only iterates its lines
-    finally:
-        os.dup2(private, 0)
-        os.close(null)
-        os.close(private)
+        raw, self._pending = self._pending[:cut], self._pending[cut:]
+        line = raw.decode("utf-8", errors="replace")
+        self.requests.read(line)
+        return line
 
 
 class RefuseWhileDraining:

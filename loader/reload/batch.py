@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +22,6 @@ from .path_order import sorted_paths
 from .sources import SourceFinder
 
 __all__ = ["BatchPlan", "load_order", "plan_batch"]
-
-_MAX_IMPORT_DEPTH = 50
 
 
 @dataclass(slots=True)
@@ -267,22 +265,32 @@ def _match_moves(
 
 
 def load_order(paths: Iterable[Path], backend: LoadBackend) -> list[Path]:
-    """Dependencies first (by what each module imported last time), then by path."""
+    """Dependencies first (by what each module imported last time), then by path.
+
+    A depth-first walk kept on a list, not the call stack: an import chain of
+    any length is ordered whole.
+    """
     module_of = {p: backend.module_name_for(p) for p in paths}
     names = {name: p for p, name in module_of.items()}
+
+    def imported(path: Path) -> Iterator[Path]:
+        dependencies = backend.dependencies(module_of[path])
+        return iter([names[dep] for dep in sorted(dependencies) if dep in names] if dependencies else ())
+
     ordered: list[Path] = []
     seen: set[Path] = set()
-
-    def visit(path: Path, depth: int) -> None:
-        if path in seen or depth > _MAX_IMPORT_DEPTH:
-            return
-        seen.add(path)
-        dependencies = backend.dependencies(module_of[path])
-        for dep in sorted(dependencies) if dependencies else ():
-            if dep in names:
-                visit(names[dep], depth + 1)
-        ordered.append(path)
-
-    for path in sorted_paths(names.values()):
-        visit(path, 0)
+    for start in sorted_paths(names.values()):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, imported(start))]
+        while stack:
+            path, pending = stack[-1]
+            following = next((dep for dep in pending if dep not in seen), None)
+            if following is None:
+                stack.pop()
+                ordered.append(path)
+            else:
+                seen.add(following)
+                stack.append((following, imported(following)))
     return ordered

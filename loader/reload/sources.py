@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pluggy
 
-from .walk import walk_folders
+from .walk import MAX_FOLDER_DEPTH, folder_depth, walk_folders
 
 __all__ = ["SourceFinder", "is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
 
@@ -62,6 +62,11 @@ def _has_editor_marker(name: str) -> bool:
     return False
 
 
+def _too_deep(path: Path, root: Path) -> bool:
+    """Whether the file ``path`` lies in a folder deeper below ``root`` than any walk descends."""
+    return folder_depth(os.path.dirname(path), str(root)) > MAX_FOLDER_DEPTH
+
+
 class SourceFinder:
     """Lists tool sources under a folder, asking the plugins once per path."""
 
@@ -76,14 +81,18 @@ class SourceFinder:
 
     def matters(self, path: Path, root: Path) -> bool:
         """Whether a change at ``path`` can change the tool set: a package marker or a tool source."""
-        return path.name == "__init__.py" or self.is_source(path, root)
+        if path.name == "__init__.py":
+            return not _too_deep(path, root)
+        return self.is_source(path, root)
 
     def is_source(self, path: Path, root: Path) -> bool:
-        """The plugins' verdict on ``path`` (remembered)."""
+        """The plugins' verdict on ``path`` (remembered); never a file in a folder the walks skip."""
         known = self._verdicts.get(path)  # not try/except: a scan asks about every new path once
         if known is not None:
             return known
-        if self._builtin_rule_only():
+        if _too_deep(path, root):
+            verdict = False  # an event from a folder no scan lists: the same file, the same answer
+        elif self._builtin_rule_only():
             verdict = is_default_tool_source(path, root)  # the built-in rule alone: no dispatch per file
         else:
             verdict = bool(self._manager.hook.tool_loader_is_tool_source(path=path, root=root))
@@ -107,7 +116,10 @@ class SourceFinder:
         # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
         # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
         by_name = self._builtin_rule_only() and is_default_tool_source(start / "x.py", root)
-        for directory, dirnames, filenames in walk_folders(str(start)):
+        top_depth = folder_depth(str(start), str(root))
+        if top_depth > MAX_FOLDER_DEPTH:
+            return found  # below what the walk of ``root`` lists (and says it skips)
+        for directory, dirnames, filenames in walk_folders(str(start), top_depth=top_depth):
             dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
             if not self._recursive:
                 dirnames[:] = []

@@ -25,7 +25,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, AnyStr
 
-__all__ = ["MAX_FOLDER_DEPTH", "limit_watchdog_walks", "walk_folders", "warn_too_deep"]
+__all__ = ["MAX_FOLDER_DEPTH", "folder_depth", "limit_watchdog_walks", "walk_folders", "warn_too_deep"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,17 +53,26 @@ def warn_too_deep(path: Any, max_depth: int) -> None:
     )
 
 
+def folder_depth(path: str, root: str) -> int:
+    """How many levels of folders below ``root`` the folder ``path`` lies (``root`` itself: 0)."""
+    relative = path[len(root) :].strip(os.sep)
+    return relative.count(os.sep) + 1 if relative else 0
+
+
 def walk_folders(
     top: AnyStr,
     *,
     max_depth: int = MAX_FOLDER_DEPTH,
+    top_depth: int = 0,
     on_error: Callable[[OSError], None] | None = None,
 ) -> Iterator[tuple[AnyStr, list[AnyStr], list[AnyStr]]]:
-    """``os.walk(top, followlinks=False)`` top-down, as a loop, descending at most ``max_depth`` levels.
+    """``os.walk(top, followlinks=False)`` top-down, as a loop, to ``max_depth`` levels below the root.
 
-    Callers may prune ``dirnames`` in place, as with ``os.walk``.
+    ``top`` lies ``top_depth`` levels below the root (a walk of one folder of a
+    watched tree stops where a walk of the whole tree would). Callers may prune
+    ``dirnames`` in place, as with ``os.walk``.
     """
-    stack: list[tuple[AnyStr, int]] = [(top, 0)]
+    stack: list[tuple[AnyStr, int]] = [(top, top_depth)]
     while stack:
         directory, depth = stack.pop()
         dirnames: list[AnyStr] = []

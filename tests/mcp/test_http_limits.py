@@ -11,7 +11,12 @@ import socket
 import time
 from pathlib import Path
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from serving import DEADLINE, GREET, Served, get, serve_http
 from support import eventually, write
 
@@ -150,3 +155,48 @@ def gather_answers(sockets: list[socket.socket], deadline: float) -> list[tuple[
                     closed.add(sock)
                     selector.unregister(sock)
     return [(received[sock], sock in closed) for sock in sockets]
+
+
+async def _greet_with(served: Served, token: str) -> str:
+    headers = {"Authorization": f"Bearer {token}"}
+    transport = streamable_http_client(served.url, http_client=create_mcp_http_client(headers=headers))
+    async with Client(transport, mode="legacy") as client:
+        result = await client.call_tool("greet", {"name": "ada"})
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_idle_connections_without_a_token_starve_neither_the_probes_nor_calls(
+    tools_dir: Path, tmp_path: Path, tokens: Path
+) -> None:
+    """More idle connections than the cap, never sending a byte, held longer than the test.
+
+    They took every slot, so ``/readyz`` was answered 503 for as long as they were
+    held (an orchestrator restarts the replica) and calls were refused. The
+    connection that has been idle the longest now gives its slot to a new one.
+    """
+    write(tools_dir / "greet.py", GREET)
+    cap = 40
+    with serve_http(
+        tools_dir,
+        tmp_path,
+        "--auth-token-file",
+        str(tokens),
+        "--max-connections",
+        str(cap),
+        "--header-timeout",
+        "600",
+        wait_ready=True,
+    ) as served:
+        idle = [
+            socket.create_connection(("127.0.0.1", served.port), timeout=DEADLINE) for _ in range(cap + 20)
+        ]
+        try:
+            # One probe may come in the same pass of accept() as the flood and be refused; the next is not.
+            eventually(lambda: get(served.base + "/readyz").status == 200, message="/readyz was never 200")
+            assert get(served.base + "/healthz").status == 200
+            assert anyio.run(_greet_with, served, TOKEN) == "hello ada"
+        finally:
+            for sock in idle:
+                sock.close()

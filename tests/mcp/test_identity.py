@@ -220,6 +220,22 @@ async def test_a_digest_this_server_never_saw_is_refused_without_a_comparison(re
     assert details["currentDigest"] == registry.snapshot().digest("forecast")
 
 
+@pytest.mark.parametrize("expected", ["f" * 1_000_000, "g" * 64, "0" * 63, "A" * 64, ["f" * 100_000], 7])
+async def test_an_expected_digest_that_is_no_digest_is_refused_and_not_echoed(
+    registry: ToolRegistry, expected: object
+) -> None:
+    """A 1 MB ``expected-digest`` was echoed back twice (a 2 MB answer); now a malformed one is named, not copied."""
+    server = MCPToolServer(registry)
+    RAN.clear()
+    async with Client(server.server) as client:
+        meta = cast(types.RequestParamsMeta, {EXPECTED_DIGEST_META_KEY: expected})
+        refused = await client.call_tool("forecast", {"city": "Oslo"}, meta=meta)
+    assert refused.is_error and RAN == []
+    assert "tool-loader/expected-digest" in text_of(refused)
+    assert "64 lowercase hexadecimal characters" in text_of(refused)
+    assert len(refused.model_dump_json()) < 4_000
+
+
 FORECAST_FILE = '''
 from loader import tool
 
