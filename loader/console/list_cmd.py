@@ -14,6 +14,8 @@ from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
     display_path,
     load_from_args,
+    module_clash_phrase,
+    module_clashes,
     plural,
     problems_phrase,
     problems_table,
@@ -67,6 +69,14 @@ def run(args: argparse.Namespace) -> int:
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)
+            for path, clash in module_clashes((s.path for s in report.files), loader.paths):
+                console.print(
+                    Text.assemble(
+                        ("warning: ", "bold yellow"),
+                        f"{display_path(path)}: {module_clash_phrase(clash)}; rename it",
+                    ),
+                    soft_wrap=True,
+                )
             summary = Text(
                 f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
                 f"({report.seconds:.2f} s)"

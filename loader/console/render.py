@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..fingerprint import tool_digest
+from ..importing.module_names import ModuleClash, ModuleClashKind, module_clash
 from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport
@@ -47,6 +48,8 @@ __all__ = [
     "load_from_args",
     "load_tools",
     "location",
+    "module_clash_phrase",
+    "module_clashes",
     "note_words",
     "one_line",
     "parameter_labels",
@@ -254,6 +257,30 @@ def problems_phrase(statuses: Iterable[FileStatus]) -> str:
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
     """Why a file lost ``name``: the same words in ``check`` findings and problem tables."""
     return f"tool {name!r} is already defined in {display_path(owner)}, which keeps it"
+
+
+def module_clash_phrase(clash: ModuleClash) -> str:
+    """Why a file may not be named ``<name>.py``: one wording for ``new``, ``check``, ``list``, ``watch``."""
+    if clash.kind is ModuleClashKind.STANDARD_LIBRARY:
+        what = f"the standard-library module {clash.name}"
+    else:
+        what = f"the installed module {clash.name}" + (
+            f" ({display_path(clash.origin)})" if clash.origin else ""
+        )
+    return (
+        f"{clash.name!r} is also {what}: `import {clash.name}` means that module in every tool file, "
+        "never a tool file of that name"
+    )
+
+
+def module_clashes(paths: Iterable[Path], roots: Sequence[Path]) -> list[tuple[Path, ModuleClash]]:
+    """The tool files named like a real top-level module (``math.py``, ``json.py``), in order."""
+    found = []
+    for path in paths:
+        clash = module_clash(path.stem, roots) if path.name != "__init__.py" else None
+        if clash is not None:
+            found.append((path, clash))
+    return found
 
 
 def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:
