@@ -45,6 +45,7 @@ __all__ = [
     "existing_dirs",
     "find_tool",
     "input_properties",
+    "input_schema",
     "load_from_args",
     "load_tools",
     "location",
@@ -311,11 +312,17 @@ def tool_description(tool: AgentTool) -> str:
     return str(tool.tool_spec.get("description") or "")
 
 
-def input_properties(spec: ToolSpec) -> tuple[dict[str, Any], set[str]]:
-    """The input schema's top-level properties and the required names."""
+def input_schema(spec: ToolSpec) -> Mapping[str, Any]:
+    """The JSON schema of a tool's input (empty when the spec has none)."""
     schema = spec.get("inputSchema", {})
     schema = schema.get("json", schema) if isinstance(schema, Mapping) else {}
-    if not isinstance(schema, Mapping):
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def input_properties(spec: ToolSpec) -> tuple[dict[str, Any], set[str]]:
+    """The input schema's top-level properties and the required names."""
+    schema = input_schema(spec)
+    if not schema:
         return {}, set()
     properties = schema.get("properties")
     required = schema.get("required")
