@@ -42,6 +42,7 @@ from .render import (
     titled_table,
     tool_description,
     tool_source,
+    unreadable_phrase,
 )
 from .sandbox_report import layer_records, layer_table, wants_sandbox
 
@@ -202,6 +203,8 @@ def _tool_findings(tool: AgentTool, loader: ToolLoader) -> list[Finding]:
 def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = False) -> list[Finding]:
     """Every finding for a scanned loader, sorted by file and line; warnings become errors if ``strict``."""
     found = _file_findings(report.files)
+    for folder in report.unreadable:
+        found.append(Finding(ERROR, "unreadable-folder", str(folder.path), None, unreadable_phrase(folder)))
     for path, clash in module_clashes((status.path for status in report.files), loader.paths):
         found.append(
             Finding(ERROR, "module-name", str(path), None, f"{module_clash_phrase(clash)}; rename the file")

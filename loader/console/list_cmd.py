@@ -23,11 +23,15 @@ from .render import (
     status_record,
     tool_record,
     tools_table,
+    unreadable_phrase,
 )
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "load the tool folders once and list every tool (exit status 1 if a file failed or conflicts)"
+HELP = (
+    "load the tool folders once and list every tool "
+    "(exit status 1 if a file failed or conflicts, or a folder is unreadable)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan without watching; exit 1 when any file failed, got stuck or lost a name to another file."""
+    """Scan without watching; exit 1: a file failed, got stuck or lost a name, or a folder went unread."""
     quiet_logs(args.verbose)
     loader, report = load_from_args(args, progress_console=stderr_console())
     try:
@@ -51,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
                 "directories": [str(path) for path in loader.paths],
                 "tools": [tool_record(tool, loader) for tool in tools],
                 "files": [status_record(status) for status in report.files],
+                "unreadable": [
+                    {"path": str(f.path), "reason": f.reason, "watched_folder": f.root}
+                    for f in report.unreadable
+                ],
                 "summary": {
                     "tools": len(tools),
                     "files": len(report.files),
@@ -69,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)
+            for folder in report.unreadable:
+                console.print(
+                    Text.assemble(
+                        ("error: " if folder.root else "warning: ", "bold red"), unreadable_phrase(folder)
+                    ),
+                    soft_wrap=True,
+                )
             for path, clash in module_clashes((s.path for s in report.files), loader.paths):
                 console.print(
                     Text.assemble(
@@ -83,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
             )
             if report.failed:
                 summary.append(f"; {problems_phrase(report.failed)}", style="bold red")
+            if report.unreadable:
+                summary.append(f"; {plural(len(report.unreadable), 'folder')} unreadable", style="bold red")
             console.print(summary, highlight=False)
-        return 1 if report.failed else 0
+        return 1 if report.failed or report.unreadable else 0
     finally:
         loader.close()

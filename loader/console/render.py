@@ -27,7 +27,7 @@ from ..fingerprint import tool_digest
 from ..importing.module_names import ModuleClash, ModuleClashKind, module_clash
 from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
-from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport
+from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport, UnreadableFolder
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
 from .fit import Column, clip, clip_left, fit_columns
@@ -69,6 +69,7 @@ __all__ = [
     "tool_source",
     "tool_version",
     "tools_table",
+    "unreadable_phrase",
 ]
 
 STATE_STYLES: Mapping[str, str] = {
@@ -178,6 +179,8 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
         return found
     names = loader.registry.names()
     message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
+    if report.unreadable:
+        message += " (" + "; ".join(unreadable_phrase(folder) for folder in report.unreadable) + ")"
     failed = report.failed
     # The tool most likely lives in the failed file named like it, or in the only failed file:
     # say why that one failed (a rejected example under --gate, a syntax error) rather than send
@@ -253,6 +256,14 @@ def problems_phrase(statuses: Iterable[FileStatus]) -> str:
     if conflicts:
         parts.append(plural(conflicts, "conflict"))
     return ", ".join(parts)
+
+
+def unreadable_phrase(folder: UnreadableFolder) -> str:
+    """Why tools may be missing: a folder the scan could not list (the same words in every command)."""
+    if folder.root:
+        return f"cannot read {display_path(folder.path)} ({folder.reason}): no tool file in it was loaded"
+    where = display_path(folder.path)
+    return f"cannot read the sub-folder {where} ({folder.reason}): its tool files were not loaded"
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:

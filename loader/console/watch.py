@@ -47,7 +47,7 @@ from .render import (
     status_of_tool,
     tool_location,
 )
-from .watch_events import EventDeriver, EventLine, describe_event, module_clash_lines, tool_list_line
+from .watch_events import EventDeriver, EventLine, describe_event, scan_lines, tool_list_line
 from .watch_view import WatchFrame, render_frame, tool_row
 
 __all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "final_state", "run"]
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         loader.registry.subscribe(feed.put),
     ]
     state = _WatchState(loader, args.events)
-    state.log.extend(module_clash_lines((status.path for status in report.files), loader.paths))
+    state.log.extend(scan_lines(report, loader.paths))
     final: list[tuple[str, str]] = []
     with _Signals(feed, resize=interactive):
         try:

@@ -16,15 +16,23 @@ from pathlib import Path
 
 from ..importing.module_names import ModuleClash
 from ..spec_diff.kinds import SpecChangeKind
-from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .render import display_path, location, module_clash_phrase, module_clashes, note_words, plural
+from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind, ScanReport
+from .render import (
+    display_path,
+    location,
+    module_clash_phrase,
+    module_clashes,
+    note_words,
+    plural,
+    unreadable_phrase,
+)
 
 __all__ = [
     "EventDeriver",
     "EventLine",
     "breaking_verdict",
     "describe_event",
-    "module_clash_lines",
+    "scan_lines",
     "tool_list_line",
 ]
 
@@ -98,13 +106,25 @@ def _clash_words(clash: ModuleClash) -> str:
     return f"{module_clash_phrase(clash)}; rename the file"
 
 
-def module_clash_lines(paths: Iterable[Path], roots: Sequence[Path]) -> list[EventLine]:
-    """A warning row for every file named like a real module (``math.py``), for the start of the log."""
+def scan_lines(report: ScanReport, roots: Sequence[Path]) -> list[EventLine]:
+    """Rows for the start of the log: each folder the scan could not read, each file named like a module."""
     now = time.time()
-    return [
-        EventLine(now, "warning", display_path(path), "", _clash_words(clash), None)
-        for path, clash in module_clashes(paths, roots)
+    rows = [
+        EventLine(
+            now,
+            "error" if folder.root else "warning",
+            display_path(folder.path),
+            "",
+            unreadable_phrase(folder),
+            None,
+        )
+        for folder in report.unreadable
     ]
+    rows.extend(
+        EventLine(now, "warning", display_path(path), "", _clash_words(clash), None)
+        for path, clash in module_clashes((status.path for status in report.files), roots)
+    )
+    return rows
 
 
 def breaking_verdict(event: LoaderEvent) -> str:

@@ -7,6 +7,7 @@ verdict, because rescans ask about every file every time) and walks folders.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pluggy
@@ -98,16 +99,32 @@ class SourceFinder:
             self._verdicts[path] = verdict
         return verdict
 
-    def list_sources(self, root: Path, under: Path | None = None) -> list[Path]:
-        """Every tool source and package ``__init__`` below ``under`` (default ``root``)."""
+    def list_sources(
+        self, root: Path, under: Path | None = None, *, unreadable: list[tuple[Path, str]] | None = None
+    ) -> list[Path]:
+        """Every tool source and package ``__init__`` below ``under`` (default ``root``).
+
+        Folders that cannot be listed (or reached) are added to ``unreadable`` with the system's reason.
+        """
         found: list[Path] = []
         start = under or root
-        if not start.is_dir():
+
+        def refused(exc: OSError) -> None:
+            if unreadable is not None:
+                unreadable.append((Path(exc.filename or start), exc.strerror or str(exc)))
+
+        try:
+            if not stat.S_ISDIR(os.stat(start).st_mode):
+                return found
+        except PermissionError as exc:
+            refused(exc)
+            return found
+        except (OSError, ValueError):
             return found
         # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
         # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
         by_name = self._builtin_rule_only() and is_default_tool_source(start / "x.py", root)
-        for directory, dirnames, filenames in walk_folders(str(start)):
+        for directory, dirnames, filenames in walk_folders(str(start), on_error=refused):
             dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
             if not self._recursive:
                 dirnames[:] = []
