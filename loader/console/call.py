@@ -34,7 +34,8 @@ from .common import UsageError, add_dirs_argument, error_console, stderr_console
 from .completion import complete_tool_names
 from .loader_options import add_gate_arguments
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
-from .render import find_tool, input_schema, load_from_args, quiet_logs
+from .render import find_tool, input_schema, quiet_logs
+from .tool_scope import load_for_tool
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
 
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     _refuse_folder_first(args.name, args.inputs)
     parts = read_inputs(args.inputs, args.input_file)  # bad JSON is refused before any loading
     err = stderr_console()
-    loader, report = load_from_args(args, progress_console=err)
+    loader, report = load_for_tool(args, args.name, progress_console=err)
     # stdin answers the tool's questions, unless it was the input file
     context = TerminalContextHandlers(err, interactive=sys.stdin.isatty() and str(args.input_file) != "-")
     try:

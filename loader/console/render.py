@@ -128,31 +128,14 @@ def load_tools(
     config: LoaderConfig | None = None,
     plugins: Sequence[object] = (),
 ) -> tuple[ToolLoader, ScanReport]:
-    """Build a loader for ``dirs`` and scan once, with a progress bar on a terminal.
+    """Build a loader for ``dirs`` and scan once, showing progress on ``progress_console`` (normally stderr).
 
-    ``progress_console`` (normally stderr) shows a transient bar while files
-    load; it is only used when it is an interactive terminal.
+    A terminal gets a transient bar naming a slow file's import; another console one line per slow file.
     """
+    from .scan_progress import scan_showing_progress  # it names files as this module does
+
     loader = ToolLoader(dirs, config=config, plugins=plugins)
-    if progress_console is None or not progress_console.is_terminal or progress_console.is_dumb_terminal:
-        return loader, loader.scan()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("loading tools"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=progress_console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("scan", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        report = loader.scan(progress=advance)
-    return loader, report
+    return loader, scan_showing_progress(loader, progress_console)
 
 
 def load_from_args(

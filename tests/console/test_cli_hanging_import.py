@@ -1,0 +1,81 @@
+"""One tool file whose import hangs: a one-shot command waits only for what it needs, names it, and is bounded.
+
+``call ok`` imports only the files that can define ``ok``; ``list`` and ``check`` wait for the hanging
+file at most ``--import-timeout`` seconds, saying which file they wait for, and the files after it load.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from support import run_cli, write
+
+HANG = """
+import threading
+
+threading.Event().wait()  # blocked in C: no interrupt reaches it
+"""
+
+OK = '''
+from loader import tool
+
+
+@tool
+def ok() -> str:
+    """Say ok."""
+    return "ok"
+'''
+
+DEFAULT_IMPORT_TIMEOUT = 10.0
+
+
+def _folder(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "a_hang.py", HANG)  # sorts first: the scan meets it before ok.py
+    write(tmp_path / "tools" / "ok.py", OK)
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_call_of_another_tool_does_not_wait_for_the_hanging_file(tmp_path: Path, isolation: str) -> None:
+    _folder(tmp_path)
+    started = time.monotonic()
+    done = run_cli("call", "ok", "--isolation", isolation, cwd=tmp_path)
+    took = time.monotonic() - started
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert took < DEFAULT_IMPORT_TIMEOUT / 2, f"call ok took {took:.1f} s behind a hanging file"
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_list_waits_at_most_the_import_timeout_names_the_file_and_loads_the_rest(
+    tmp_path: Path, isolation: str
+) -> None:
+    _folder(tmp_path)
+    started = time.monotonic()
+    done = run_cli("list", "--import-timeout", "2", "--isolation", isolation, cwd=tmp_path)
+    took = time.monotonic() - started
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert took < DEFAULT_IMPORT_TIMEOUT - 2, f"list took {took:.1f} s with --import-timeout 2"
+    assert "waiting for tools/a_hang.py to import (" in done.stderr
+    assert "of at most 2 s; --import-timeout)" in done.stderr
+    assert "ok    function  tools/ok.py" in done.stdout, done.stdout  # the file after the hanging one
+    assert "ImportTimeout: import did not finish within 2 s" in " ".join(done.stdout.split())
+
+
+def test_calling_the_hanging_tool_names_its_file_and_check_and_inspect_take_the_option(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "tools" / "stuck.py", HANG + OK.replace("def ok", "def stuck"))
+    write(tmp_path / "tools" / "ok.py", OK)
+    called = run_cli("call", "stuck", "--import-timeout", "1.5", cwd=tmp_path)
+    assert called.returncode == 2
+    assert "waiting for tools/stuck.py to import (" in called.stderr
+    assert "tools/stuck.py did not load: ImportTimeout: import did not finish within 1.5 s" in " ".join(
+        called.stderr.split()
+    )
+    checked = run_cli("check", "--import-timeout", "1", cwd=tmp_path)
+    assert checked.returncode == 1 and "within 1 s" in " ".join(checked.stdout.split()), checked.stdout
+    inspected = run_cli("inspect", "ok", "--import-timeout", "1", cwd=tmp_path)
+    assert inspected.returncode == 0, inspected.stderr
+    refused = run_cli("list", "--import-timeout", "0", cwd=tmp_path)
+    assert refused.returncode == 2 and "--import-timeout" in refused.stderr
