@@ -29,8 +29,9 @@ from .render import display_path
 
 __all__ = ["scan_showing_progress", "waiting_phrase"]
 
-_NOTICE_AFTER = 1.0
-"""Seconds an import runs before a console without a progress bar names the file it waits for."""
+_NOTICE_AFTER = 5.0
+"""Seconds an import runs before a console without a progress bar names the file it waits for (at most
+half the import timeout): a slow start (a sandboxed worker's) is no news in a log, a hang is."""
 _POLL = 0.1
 
 
@@ -58,9 +59,10 @@ class _WaitingColumn(ProgressColumn):
 def _notices(loader: ToolLoader, say: Callable[[str], None], done: threading.Event) -> None:
     """Say once per file which slow import the scan waits for (a console without a progress bar)."""
     named: set[object] = set()
+    after = min(_NOTICE_AFTER, loader.config.import_timeout / 2)
     while not done.wait(_POLL):
         for wait in loader.imports_in_progress():
-            if wait.path not in named and time.time() - wait.since >= _NOTICE_AFTER:
+            if wait.path not in named and time.time() - wait.since >= after:
                 named.add(wait.path)
                 say(waiting_phrase(wait, loader.config.import_timeout))
 
