@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
 import pytest
+from screen import Terminal
 from support import run_cli, write
 
 HANG = """
@@ -79,3 +81,18 @@ def test_calling_the_hanging_tool_names_its_file_and_check_and_inspect_take_the_
     assert inspected.returncode == 0, inspected.stderr
     refused = run_cli("list", "--import-timeout", "0", cwd=tmp_path)
     assert refused.returncode == 2 and "--import-timeout" in refused.stderr
+
+
+def test_the_progress_bar_on_a_terminal_names_the_file_it_waits_for(tmp_path: Path) -> None:
+    _folder(tmp_path)
+    terminal = Terminal(["list", "--import-timeout", "4"], tmp_path, columns=200, lines=30)
+    try:
+        deadline = time.monotonic() + 20
+        needle = b"waiting for tools/a_hang.py to import ("
+        while needle not in bytes(terminal.raw):
+            assert time.monotonic() < deadline, bytes(terminal.raw).decode(errors="replace")
+            time.sleep(0.05)
+        terminal.child.expect(pexpect.EOF, timeout=20)
+    finally:
+        terminal.close()
+    assert b"loading tools" in bytes(terminal.raw)
