@@ -121,6 +121,16 @@ def quiet_logs(verbose: int, *, tool_errors: bool = False) -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def _off_sys_path(dirs: Sequence[Path]) -> None:
+    """Take the watched folders off this command's ``sys.path`` (``PYTHONPATH``, ``python -m`` inside one).
+
+    On it, a tool file named like a module (``colorsys.py``) would be what ``import colorsys`` returns
+    to every tool and to the loader itself.
+    """
+    real = {os.path.realpath(d) for d in dirs}
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) not in real]
+
+
 def load_tools(
     dirs: Sequence[Path],
     *,
@@ -134,6 +144,7 @@ def load_tools(
     """
     from .scan_progress import scan_showing_progress  # it names files as this module does
 
+    _off_sys_path(dirs)
     loader = ToolLoader(dirs, config=config, plugins=plugins)
     return loader, scan_showing_progress(loader, progress_console)
 

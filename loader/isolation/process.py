@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
@@ -39,6 +39,12 @@ _BOOT: Final = (
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _path_without(roots: Sequence[str]) -> list[str]:
+    """The loader's ``sys.path`` less the watched folders: no tool file is importable by its bare name."""
+    real_roots = {os.path.realpath(root) for root in roots}
+    return [entry for entry in sys.path if os.path.realpath(entry or os.curdir) not in real_roots]
 
 
 class WorkerProcess:
@@ -69,7 +75,7 @@ class WorkerProcess:
                     "-I",
                     "-c",
                     _BOOT,
-                    json.dumps(sys.path),
+                    json.dumps(_path_without(settings.get("roots", ()))),
                     json.dumps({**settings, "fault_fd": fault_write}),
                 ],
                 stdin=subprocess.PIPE,

@@ -106,3 +106,31 @@ def test_watch_warns_of_a_file_named_like_a_module_at_start_and_when_one_is_adde
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_tools_folder_on_sys_path_does_not_make_its_files_real_modules(
+    tmp_path: Path, isolation: str
+) -> None:
+    # sched: a standard-library module nothing imports before the tools do (a folder on PYTHONPATH
+    # holding colorsys.py breaks Python itself, in rich, before any loader code runs).
+    tools = tmp_path / "tools"
+    write(tools / "sched.py", "SIBLING = True\n")
+    write(
+        tools / "plan.py",
+        '''
+        import sched
+
+        from loader import tool
+
+
+        @tool
+        def plan() -> str:
+            """Say which sched this is."""
+            return f"{sched.__file__} {hasattr(sched, 'scheduler')}"
+        ''',
+    )
+    done = run_cli("call", "plan", "--isolation", isolation, cwd=tmp_path, env={"PYTHONPATH": str(tools)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    where, real = done.stdout.split()
+    assert real == "True" and not where.startswith(str(tools)), done.stdout
