@@ -34,7 +34,7 @@ from .common import UsageError, add_dirs_argument, error_console, stderr_console
 from .completion import complete_tool_names
 from .loader_options import add_gate_arguments
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
-from .render import find_tool, input_schema, quiet_logs
+from .render import find_tool, input_schema, quiet_logs, unreadable_phrase
 from .tool_scope import load_for_tool
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
@@ -193,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
     context = TerminalContextHandlers(err, interactive=sys.stdin.isatty() and str(args.input_file) != "-")
     try:
         tool = find_tool(loader, args.name, report)
+        for folder in report.unreadable:  # the tool was found, but others (a namesake?) may hide there
+            err.print(f"warning: {unreadable_phrase(folder)}", style="yellow", markup=False, highlight=False)
         data = merge_inputs(parts, input_schema(tool.tool_spec))
         raised: BaseException | None = None
         with RaiseCatcher() as catcher:

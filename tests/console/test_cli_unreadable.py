@@ -104,6 +104,7 @@ def test_an_unreadable_sub_folder_is_reported_and_the_rest_loads(place: Path) ->
 
     called = as_nobody("call", "ok", "--dir", "tools", cwd=place)
     assert (called.returncode, called.stdout) == (0, "ok\n"), called.stderr
+    assert "warning: cannot read the sub-folder tools/locked (Permission denied)" in called.stderr
 
     checked = as_nobody("check", "tools", "--json", cwd=place)
     assert checked.returncode == 1
