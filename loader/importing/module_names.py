@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import itertools
 import os
+import pkgutil
 import re
 import sys
 from collections.abc import Sequence
@@ -78,7 +79,7 @@ def module_clash(name: str, roots: Sequence[Path] = ()) -> ModuleClash | None:
     """
     if name in sys.stdlib_module_names:
         return ModuleClash(name, ModuleClashKind.STANDARD_LIBRARY)
-    if not name.isidentifier():
+    if not name.isidentifier() or not (name in sys.modules or _may_be_importable(name)):
         return None
     try:
         spec = sys.modules[name].__spec__ if name in sys.modules else importlib.util.find_spec(name)
@@ -92,6 +93,34 @@ def module_clash(name: str, roots: Sequence[Path] = ()) -> ModuleClash | None:
     if origin is not None and any(is_within(Path(origin), root) for root in roots):
         return None
     return ModuleClash(name, ModuleClashKind.INSTALLED, origin)
+
+
+_path_names: tuple[tuple[str, ...], frozenset[str]] = ((), frozenset())
+_OWN_FINDERS = ("PathFinder", "BuiltinImporter", "FrozenImporter", "_NamespaceFinder")
+
+
+def _may_be_importable(name: str) -> bool:
+    """A cheap first answer: the top-level names on ``sys.path`` (listed once per ``sys.path``), or a
+    meta-path finder of an installer (an editable install's) that knows the name.
+
+    ``find_spec`` on every tool file's name would cost a path search each, tens of microseconds.
+    """
+    global _path_names
+    key = tuple(sys.path)
+    if _path_names[0] != key:
+        _path_names = (key, frozenset(module.name for module in pkgutil.iter_modules(sys.path)))
+    if name in _path_names[1]:
+        return True
+    for finder in sys.meta_path:
+        kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
+        if kind.__name__ in _OWN_FINDERS or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            if finder.find_spec(name, None) is not None:
+                return True
+        except Exception:  # a third-party finder's fault is no answer
+            continue
+    return False
 
 
 def _name_part(stem: str) -> str:
