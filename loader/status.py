@@ -25,6 +25,7 @@ __all__ = [
     "LoaderEventKind",
     "RemoteLoadError",
     "ScanReport",
+    "UnreadableFolder",
     "error_info_from_exception",
 ]
 
@@ -167,11 +168,24 @@ class LoaderEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadableFolder:
+    """A folder a scan could not list (permissions...): whatever tool files it holds were not seen."""
+
+    path: Path
+    reason: str
+    """The system's words (``Permission denied``)."""
+    root: bool
+    """It is a watched folder itself: nothing in it was seen."""
+
+
+@dataclass(frozen=True, slots=True)
 class ScanReport:
     """The outcome of ``ToolLoader.scan()``."""
 
     files: tuple[FileStatus, ...] = field(default_factory=tuple)
     seconds: float = 0.0
+    unreadable: tuple[UnreadableFolder, ...] = ()
+    """Folders the scan could not list, watched folders first."""
 
     @property
     def loaded(self) -> tuple[FileStatus, ...]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import re
 import shlex
 import signal
 import sys
@@ -31,17 +29,17 @@ from ..registry.snapshot import RegistrySnapshot
 from ..results import exception_result, finite_json, is_tool_result_like
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .call_context import TerminalContextHandlers
+from .call_input import merge_inputs, parse_input, read_inputs
 from .common import UsageError, add_dirs_argument, error_console, stderr_console, stdout_console
 from .completion import complete_tool_names
 from .loader_options import add_gate_arguments
 from .raised import RaiseCatcher, formatted_traceback, raising_frame
-from .render import find_tool, load_from_args, quiet_logs
+from .render import find_tool, input_schema, quiet_logs, unreadable_phrase
+from .tool_scope import load_for_tool
 
 __all__ = ["HELP", "add_arguments", "parse_input", "run", "stream_tool"]
 
 HELP = "call a tool with JSON input or key=value pairs and show its stream events and result"
-
-_PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$", re.DOTALL)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "inputs",
         nargs="*",
         metavar="JSON | key=value",
-        help="a JSON object and/or key=value pairs (a value is JSON if it parses, else a string: "
-        'a=2 is 2, name=Ada is "Ada"); later ones override earlier ones',
+        help="a JSON object and/or key=value pairs, each value read as its parameter's type says "
+        '(city=123 is "123" for a string, 123 for an integer; objects and arrays as JSON); '
+        "later ones override earlier ones",
     )
     parser.add_argument(
         "--input-file", "-i", type=Path, metavar="F", help="read a JSON object from F ('-' for stdin) first"
@@ -61,76 +60,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dirs_argument(parser, positional=False)
     add_gate_arguments(parser)
     parser.set_defaults(_extra_positionals="inputs")
-
-
-def _json_problem(exc: json.JSONDecodeError, source: str) -> str:
-    """``invalid JSON in <source>: <msg> at line L, column C`` with the line and a caret under the spot."""
-    lines = exc.doc.splitlines() or [""]
-    shown = lines[min(exc.lineno, len(lines)) - 1]
-    caret = " " * (exc.colno - 1) + "^"
-    return (
-        f"invalid JSON in {source}: {exc.msg} at line {exc.lineno}, column {exc.colno}\n  {shown}\n  {caret}"
-    )
-
-
-def _load_object(text: str, source: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(escape(_json_problem(exc, source))) from None
-    except RecursionError:
-        raise UsageError(escape(f"the JSON in {source} is nested too deeply to read")) from None
-    if not isinstance(value, dict):
-        raise UsageError(escape(f"the input in {source} must be a JSON object, not {type(value).__name__}"))
-    return value
-
-
-def _pair_value(key: str, raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-    except RecursionError:
-        raise UsageError(escape(f"the JSON value of {key}= is nested too deeply to read")) from None
-
-
-def parse_input(
-    inputs: Sequence[str], input_file: Path | None, stdin: Callable[[], str] | None = None
-) -> Any:
-    """Merge the input file, a JSON object argument and ``key=value`` pairs, in that order.
-
-    Raises:
-        UsageError: Invalid JSON (naming where and the position), a JSON value
-            that is not an object, or more than one JSON argument.
-    """
-    data: dict[str, Any] = {}
-    if input_file is not None:
-        if str(input_file) == "-":
-            data.update(_load_object(stdin() if stdin is not None else sys.stdin.read(), "stdin"))
-        else:
-            try:
-                text = input_file.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(
-                    escape(f"cannot read --input-file {input_file}: {exc.strerror or exc}")
-                ) from None
-            data.update(_load_object(text, str(input_file)))
-    documents = 0
-    for index, item in enumerate(inputs, 1):
-        is_json = item.lstrip().startswith(("{", "["))
-        pair = None if is_json else _PAIR.match(item)
-        if pair is not None:
-            data[pair.group(1)] = _pair_value(pair.group(1), pair.group(2))
-            continue
-        if not is_json:
-            raise UsageError(escape(f"argument {index}: expected key=value (or a JSON object), got {item!r}"))
-        documents += 1
-        if documents > 1:
-            raise UsageError(
-                escape(f"more than one JSON input given (argument {index}: {item!r}); merge them")
-            )
-        data.update(_load_object(item, f"argument {index}"))
-    return data
 
 
 def _is_result(event: Any) -> bool:
@@ -257,13 +186,16 @@ def run(args: argparse.Namespace) -> int:
     """Load, call, print; exit 1 on an error result, 2 on bad input or an unknown tool."""
     quiet_logs(args.verbose)
     _refuse_folder_first(args.name, args.inputs)
-    data = parse_input(args.inputs, args.input_file)
+    parts = read_inputs(args.inputs, args.input_file)  # bad JSON is refused before any loading
     err = stderr_console()
-    loader, report = load_from_args(args, progress_console=err)
+    loader, report = load_for_tool(args, args.name, progress_console=err)
     # stdin answers the tool's questions, unless it was the input file
     context = TerminalContextHandlers(err, interactive=sys.stdin.isatty() and str(args.input_file) != "-")
     try:
         tool = find_tool(loader, args.name, report)
+        for folder in report.unreadable:  # the tool was found, but others (a namesake?) may hide there
+            err.print(f"warning: {unreadable_phrase(folder)}", style="yellow", markup=False, highlight=False)
+        data = merge_inputs(parts, input_schema(tool.tool_spec))
         raised: BaseException | None = None
         with RaiseCatcher() as catcher:
             try:

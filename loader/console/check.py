@@ -1,7 +1,8 @@
 """``tool-loader check``: a linter for tool folders, for CI.
 
 Errors: files that fail to load (including invalid tool names, which the loader
-refuses), files stuck importing, and names two files define. Warnings (errors
+refuses), files stuck importing, names two files define, and files named like a
+real module (``math.py``: ``import math`` never means them). Warnings (errors
 with ``--strict``): tools without a real description, parameters without a
 description (the generated ``"Parameter <name>"`` counts as none), and
 docstrings documenting parameters the function does not have.
@@ -34,11 +35,14 @@ from .render import (
     input_properties,
     load_from_args,
     location,
+    module_clash_phrase,
+    module_clashes,
     plural,
     quiet_logs,
     titled_table,
     tool_description,
     tool_source,
+    unreadable_phrase,
 )
 from .sandbox_report import layer_records, layer_table, wants_sandbox
 
@@ -199,6 +203,12 @@ def _tool_findings(tool: AgentTool, loader: ToolLoader) -> list[Finding]:
 def find_problems(loader: ToolLoader, report: ScanReport, *, strict: bool = False) -> list[Finding]:
     """Every finding for a scanned loader, sorted by file and line; warnings become errors if ``strict``."""
     found = _file_findings(report.files)
+    for folder in report.unreadable:
+        found.append(Finding(ERROR, "unreadable-folder", str(folder.path), None, unreadable_phrase(folder)))
+    for path, clash in module_clashes((status.path for status in report.files), loader.paths):
+        found.append(
+            Finding(ERROR, "module-name", str(path), None, f"{module_clash_phrase(clash)}; rename the file")
+        )
     for tool in loader.registry.snapshot().tools():
         found.extend(_tool_findings(tool, loader))
     if strict:

@@ -27,7 +27,12 @@ from .. import __version__
 from ..calls.runner import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, CallLimits
 from . import settings
 from .common import UsageError, error_console, set_quiet
-from .loader_options import ISOLATION_COMMANDS, add_isolation_arguments
+from .loader_options import (
+    IMPORT_TIMEOUT_COMMANDS,
+    ISOLATION_COMMANDS,
+    add_import_timeout_argument,
+    add_isolation_arguments,
+)
 
 __all__ = [
     "COMMANDS",
@@ -118,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(command_parser)
         if name in ISOLATION_COMMANDS:  # the same options on every command that runs tool code
             add_isolation_arguments(command_parser)
+        if name in IMPORT_TIMEOUT_COMMANDS:
+            add_import_timeout_argument(command_parser)
         if name in CALL_TIMEOUT_COMMANDS:
             _add_call_timeout(command_parser)
         _add_global_options(command_parser, after_command=True)

@@ -23,7 +23,6 @@ from .completion import complete_tool_names
 from .render import (
     find_tool,
     input_properties,
-    load_from_args,
     quiet_logs,
     status_of_tool,
     tool_description,
@@ -31,6 +30,7 @@ from .render import (
     tool_record,
     tool_version,
 )
+from .tool_scope import load_for_tool
 
 __all__ = ["HELP", "add_arguments", "run", "schema_type"]
 
@@ -169,7 +169,7 @@ def render_tool(tool: AgentTool, loader: Any) -> RenderableType:
 def run(args: argparse.Namespace) -> int:
     """Load and show one tool; exit 2 if there is no such tool."""
     quiet_logs(args.verbose)
-    loader, report = load_from_args(args, progress_console=stderr_console())
+    loader, report = load_for_tool(args, args.name, progress_console=stderr_console())
     try:
         tool = find_tool(loader, args.name, report)
         if args.json:

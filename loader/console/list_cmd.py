@@ -5,15 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
-from ..status import FileState
+from ..reload.loader import ToolLoader
+from ..status import FileState, ScanReport
+from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .render import (
     display_path,
     load_from_args,
+    module_clash_phrase,
+    module_clashes,
     plural,
     problems_phrase,
     problems_table,
@@ -21,11 +27,15 @@ from .render import (
     status_record,
     tool_record,
     tools_table,
+    unreadable_phrase,
 )
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "load the tool folders once and list every tool (exit status 1 if a file failed or conflicts)"
+HELP = (
+    "load the tool folders once and list every tool "
+    "(exit status 1 if a file failed or conflicts, or a folder is unreadable)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,41 +49,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan without watching; exit 1 when any file failed, got stuck or lost a name to another file."""
+    """Scan without watching; exit 1: a file failed, got stuck or lost a name, or a folder went unread."""
     quiet_logs(args.verbose)
     loader, report = load_from_args(args, progress_console=stderr_console())
     try:
         tools = loader.registry.snapshot().tools()
         if args.json:
-            document: dict[str, Any] = {
-                "directories": [str(path) for path in loader.paths],
-                "tools": [tool_record(tool, loader) for tool in tools],
-                "files": [status_record(status) for status in report.files],
-                "summary": {
-                    "tools": len(tools),
-                    "files": len(report.files),
-                    "failed": sum(1 for s in report.failed if s.state is not FileState.CONFLICT),
-                    "conflicts": sum(1 for s in report.failed if s.state is FileState.CONFLICT),
-                    "seconds": round(report.seconds, 4),
-                },
-            }
-            sys.stdout.write(json.dumps(document, indent=2, default=repr) + "\n")
+            sys.stdout.write(json.dumps(_document(loader, report, tools), indent=2, default=repr) + "\n")
             sys.stdout.flush()
         else:
-            console = stdout_console()
-            where = ", ".join(display_path(path) for path in loader.paths)
-            if tools:
-                console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
-            problems = problems_table(report.failed, title="Files that did not load")
-            if problems is not None:
-                console.print(problems)
-            summary = Text(
-                f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
-                f"({report.seconds:.2f} s)"
-            )
-            if report.failed:
-                summary.append(f"; {problems_phrase(report.failed)}", style="bold red")
-            console.print(summary, highlight=False)
-        return 1 if report.failed else 0
+            _print(stdout_console(), loader, report, tools)
+        return 1 if report.failed or report.unreadable else 0
     finally:
         loader.close()
+
+
+def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]) -> dict[str, Any]:
+    return {
+        "directories": [str(path) for path in loader.paths],
+        "tools": [tool_record(tool, loader) for tool in tools],
+        "files": [status_record(status) for status in report.files],
+        "unreadable": [
+            {"path": str(f.path), "reason": f.reason, "watched_folder": f.root} for f in report.unreadable
+        ],
+        "summary": {
+            "tools": len(tools),
+            "files": len(report.files),
+            "failed": sum(1 for s in report.failed if s.state is not FileState.CONFLICT),
+            "conflicts": sum(1 for s in report.failed if s.state is FileState.CONFLICT),
+            "seconds": round(report.seconds, 4),
+        },
+    }
+
+
+def _print(console: Console, loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]) -> None:
+    where = ", ".join(display_path(path) for path in loader.paths)
+    if tools:
+        console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
+    problems = problems_table(report.failed, title="Files that did not load")
+    if problems is not None:
+        console.print(problems)
+    for folder in report.unreadable:
+        label = ("error: " if folder.root else "warning: ", "bold red")
+        console.print(Text.assemble(label, unreadable_phrase(folder)), soft_wrap=True)
+    for path, clash in module_clashes((s.path for s in report.files), loader.paths):
+        warning = f"{display_path(path)}: {module_clash_phrase(clash)}; rename it"
+        console.print(Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True)
+    summary = Text(
+        f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
+        f"({report.seconds:.2f} s)"
+    )
+    if report.failed:
+        summary.append(f"; {problems_phrase(report.failed)}", style="bold red")
+    if report.unreadable:
+        summary.append(f"; {plural(len(report.unreadable), 'folder')} unreadable", style="bold red")
+    console.print(summary, highlight=False)

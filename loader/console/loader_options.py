@@ -20,13 +20,15 @@ from ..hookspecs import hookimpl
 from ..isolation.options import WorkerOptions
 from ..isolation.sandbox import Layer, SandboxOptions, parse_endpoint, probe
 from ..reload.loader import LoaderConfig
-from .common import UsageError
+from .common import UsageError, positive_float
 from .sandbox_report import checked_layers
 
 __all__ = [
+    "IMPORT_TIMEOUT_COMMANDS",
     "ISOLATION_COMMANDS",
     "SourceFilter",
     "add_gate_arguments",
+    "add_import_timeout_argument",
     "add_isolation_arguments",
     "add_sandbox_arguments",
     "loader_config",
@@ -36,6 +38,8 @@ __all__ = [
 
 ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check")
 """The commands that run tool code, and so can run it in worker processes."""
+IMPORT_TIMEOUT_COMMANDS: Final = ("list", "watch", "call", "serve", "check", "inspect")
+"""The commands that import the tool files."""
 _WORKER_MODES: Final = ("process", "sandbox")
 _DEFAULT_CPU_SECONDS: Final = SandboxOptions().max_cpu_seconds
 _DEFAULT_MAX_FILE_MB: Final = SandboxOptions().max_file_mb
@@ -229,6 +233,18 @@ _SANDBOX_OPTIONS: Final = (
 _DEFAULT_TIMEOUT = LoaderConfig().example_timeout
 
 
+def add_import_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    """``--import-timeout SECONDS``: how long one file's import may take before it counts as stuck."""
+    parser.add_argument(
+        "--import-timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="how long one tool file's import may run before it is reported stuck and the rest go on "
+        f"(default {LoaderConfig().import_timeout:g})",
+    )
+
+
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     """``--gate`` and ``--example-timeout SECONDS``."""
     parser.add_argument(
@@ -293,6 +309,8 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
     if sandbox is not None:  # fail closed here, with the console's words, before any worker starts
         checked_layers(sandbox)
     config = _gate_config(args, config)
+    if getattr(args, "import_timeout", None) is not None:
+        config = replace(config, import_timeout=args.import_timeout)
     if hasattr(args, "call_timeout"):
         config = replace(config, call_timeout=args.call_timeout)
     if hasattr(args, "max_result_bytes"):

@@ -13,18 +13,16 @@ from pathlib import Path
 from rich.markup import escape
 from rich.text import Text
 
+from ..importing.module_names import module_clash
 from ..tools.metadata import is_valid_tool_name
 from .common import UsageError, error_console, stdout_console
-from .render import display_path, load_tools, quiet_logs, tool_location
+from .render import display_path, load_tools, module_clash_phrase, quiet_logs, tool_location
 
 __all__ = ["HELP", "STYLES", "add_arguments", "render_template", "run"]
 
 HELP = "write a commented starting file DIR/NAME.py for a new tool (function, class or module style)"
 
 STYLES = ("function", "class", "module")
-
-# Module names the templates import: a tool file of that name would shadow them for its neighbours.
-_RESERVED = frozenset({"loader", "typing", "pydantic"})
 
 _FUNCTION = '''"""The {name} tool (created by `tool-loader new`): edit it and save; the loader reloads it."""
 
@@ -184,10 +182,9 @@ def render_template(name: str, style: str) -> str:
                 "(letters, digits and '_', not starting with a digit, not a keyword)"
             )
         )
-    if name in _RESERVED:
-        raise UsageError(
-            escape(f"{name!r} would shadow the {name} module the tool imports; pick another name")
-        )
+    clash = module_clash(name)
+    if clash is not None:
+        raise UsageError(escape(f"{module_clash_phrase(clash)}; pick another name (e.g. {name}_tool)"))
     if style not in _TEMPLATES:
         raise UsageError(escape(f"unknown style {style!r}; use one of {', '.join(STYLES)}"))
     return _TEMPLATES[style].format(name=name, class_name=_class_name(name))

@@ -24,9 +24,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..fingerprint import tool_digest
+from ..importing.module_names import ModuleClash, ModuleClashKind, module_clash
 from ..names import normalise_tool_name
 from ..reload.loader import LoaderConfig, ToolLoader
-from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport
+from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport, UnreadableFolder
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
 from .fit import Column, clip, clip_left, fit_columns
@@ -44,9 +45,12 @@ __all__ = [
     "existing_dirs",
     "find_tool",
     "input_properties",
+    "input_schema",
     "load_from_args",
     "load_tools",
     "location",
+    "module_clash_phrase",
+    "module_clashes",
     "note_words",
     "one_line",
     "parameter_labels",
@@ -65,6 +69,7 @@ __all__ = [
     "tool_source",
     "tool_version",
     "tools_table",
+    "unreadable_phrase",
 ]
 
 STATE_STYLES: Mapping[str, str] = {
@@ -116,6 +121,16 @@ def quiet_logs(verbose: int, *, tool_errors: bool = False) -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def _off_sys_path(dirs: Sequence[Path]) -> None:
+    """Take the watched folders off this command's ``sys.path`` (``PYTHONPATH``, ``python -m`` inside one).
+
+    On it, a tool file named like a module (``colorsys.py``) would be what ``import colorsys`` returns
+    to every tool and to the loader itself.
+    """
+    real = {os.path.realpath(d) for d in dirs}
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) not in real]
+
+
 def load_tools(
     dirs: Sequence[Path],
     *,
@@ -123,31 +138,15 @@ def load_tools(
     config: LoaderConfig | None = None,
     plugins: Sequence[object] = (),
 ) -> tuple[ToolLoader, ScanReport]:
-    """Build a loader for ``dirs`` and scan once, with a progress bar on a terminal.
+    """Build a loader for ``dirs`` and scan once, showing progress on ``progress_console`` (normally stderr).
 
-    ``progress_console`` (normally stderr) shows a transient bar while files
-    load; it is only used when it is an interactive terminal.
+    A terminal gets a transient bar naming a slow file's import; another console one line per slow file.
     """
+    from .scan_progress import scan_showing_progress  # it names files as this module does
+
+    _off_sys_path(dirs)
     loader = ToolLoader(dirs, config=config, plugins=plugins)
-    if progress_console is None or not progress_console.is_terminal or progress_console.is_dumb_terminal:
-        return loader, loader.scan()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("loading tools"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=progress_console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("scan", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        report = loader.scan(progress=advance)
-    return loader, report
+    return loader, scan_showing_progress(loader, progress_console)
 
 
 def load_from_args(
@@ -174,6 +173,8 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
         return found
     names = loader.registry.names()
     message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
+    if report.unreadable:
+        message += " (" + "; ".join(unreadable_phrase(folder) for folder in report.unreadable) + ")"
     failed = report.failed
     # The tool most likely lives in the failed file named like it, or in the only failed file:
     # say why that one failed (a rejected example under --gate, a syntax error) rather than send
@@ -251,9 +252,41 @@ def problems_phrase(statuses: Iterable[FileStatus]) -> str:
     return ", ".join(parts)
 
 
+def unreadable_phrase(folder: UnreadableFolder) -> str:
+    """Why tools may be missing: a folder the scan could not list (the same words in every command)."""
+    if folder.root:
+        return f"cannot read {display_path(folder.path)} ({folder.reason}): no tool file in it was loaded"
+    where = display_path(folder.path)
+    return f"cannot read the sub-folder {where} ({folder.reason}): its tool files were not loaded"
+
+
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
     """Why a file lost ``name``: the same words in ``check`` findings and problem tables."""
     return f"tool {name!r} is already defined in {display_path(owner)}, which keeps it"
+
+
+def module_clash_phrase(clash: ModuleClash) -> str:
+    """Why a file may not be named ``<name>.py``: one wording for ``new``, ``check``, ``list``, ``watch``."""
+    if clash.kind is ModuleClashKind.STANDARD_LIBRARY:
+        what = f"the standard-library module {clash.name}"
+    else:
+        what = f"the installed module {clash.name}" + (
+            f" ({display_path(clash.origin)})" if clash.origin else ""
+        )
+    return (
+        f"{clash.name!r} is also {what}: `import {clash.name}` means that module in every tool file, "
+        "never a tool file of that name"
+    )
+
+
+def module_clashes(paths: Iterable[Path], roots: Sequence[Path]) -> list[tuple[Path, ModuleClash]]:
+    """The tool files named like a real top-level module (``math.py``, ``json.py``), in order."""
+    found = []
+    for path in paths:
+        clash = module_clash(path.stem, roots) if path.name != "__init__.py" else None
+        if clash is not None:
+            found.append((path, clash))
+    return found
 
 
 def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:
@@ -284,11 +317,17 @@ def tool_description(tool: AgentTool) -> str:
     return str(tool.tool_spec.get("description") or "")
 
 
-def input_properties(spec: ToolSpec) -> tuple[dict[str, Any], set[str]]:
-    """The input schema's top-level properties and the required names."""
+def input_schema(spec: ToolSpec) -> Mapping[str, Any]:
+    """The JSON schema of a tool's input (empty when the spec has none)."""
     schema = spec.get("inputSchema", {})
     schema = schema.get("json", schema) if isinstance(schema, Mapping) else {}
-    if not isinstance(schema, Mapping):
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def input_properties(spec: ToolSpec) -> tuple[dict[str, Any], set[str]]:
+    """The input schema's top-level properties and the required names."""
+    schema = input_schema(spec)
+    if not schema:
         return {}, set()
     properties = schema.get("properties")
     required = schema.get("required")

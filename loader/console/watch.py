@@ -47,7 +47,7 @@ from .render import (
     status_of_tool,
     tool_location,
 )
-from .watch_events import EventDeriver, EventLine, describe_event, tool_list_line
+from .watch_events import EventDeriver, EventLine, describe_event, scan_lines, tool_list_line
 from .watch_view import WatchFrame, render_frame, tool_row
 
 __all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "final_state", "run"]
@@ -212,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
         loader.registry.subscribe(feed.put),
     ]
     state = _WatchState(loader, args.events)
+    state.log.extend(scan_lines(report, loader.paths))
     final: list[tuple[str, str]] = []
     with _Signals(feed, resize=interactive):
         try:
@@ -321,6 +322,8 @@ def _run_plain(console: Console, report: ScanReport, feed: _Feed, state: _WatchS
     say(summary(report, state.loader))
     for where, status, what in problem_rows(report.failed):
         say(f"  {status} {where} {what}")
+    for row in state.log:
+        say(row.plain())
     say("watching " + ", ".join(display_path(path) for path in state.loader.paths) + " (Ctrl-C to stop)")
     while True:
         items = feed.gather(_POLL_SECONDS)

@@ -10,15 +10,31 @@ failed, says the file keeps its last good version.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..importing.module_names import ModuleClash
 from ..spec_diff.kinds import SpecChangeKind
-from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .render import display_path, location, note_words, plural
+from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind, ScanReport
+from .render import (
+    display_path,
+    location,
+    module_clash_phrase,
+    module_clashes,
+    note_words,
+    plural,
+    unreadable_phrase,
+)
 
-__all__ = ["EventDeriver", "EventLine", "breaking_verdict", "describe_event", "tool_list_line"]
+__all__ = [
+    "EventDeriver",
+    "EventLine",
+    "breaking_verdict",
+    "describe_event",
+    "scan_lines",
+    "tool_list_line",
+]
 
 _SHOWN_REASONS = 2
 """Breaking reasons spelled out on an event line; the rest are counted (``tool-loader history`` has all)."""
@@ -71,6 +87,12 @@ def describe_event(event: LoaderEvent) -> EventLine:
         detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
     if event.status.notes and event.kind is not LoaderEventKind.REMOVED:
         detail = "; ".join(filter(None, [detail, note_words(event.status)]))
+    if event.kind is LoaderEventKind.ADDED:
+        detail = "; ".join(
+            filter(
+                None, [detail, *(f"warning: {_clash_words(c)}" for _, c in module_clashes([event.path], ()))]
+            )
+        )
     duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
     verdict = breaking_verdict(event) if event.kind in _WENT_LIVE else ""
     return EventLine(event.time, kind, file, tools, detail, duration, verdict)
@@ -78,6 +100,31 @@ def describe_event(event: LoaderEvent) -> EventLine:
 
 _WENT_LIVE = (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED, LoaderEventKind.MOVED)
 """Events of a file whose new version replaced tools callers already knew."""
+
+
+def _clash_words(clash: ModuleClash) -> str:
+    return f"{module_clash_phrase(clash)}; rename the file"
+
+
+def scan_lines(report: ScanReport, roots: Sequence[Path]) -> list[EventLine]:
+    """Rows for the start of the log: each folder the scan could not read, each file named like a module."""
+    now = time.time()
+    rows = [
+        EventLine(
+            now,
+            "error" if folder.root else "warning",
+            display_path(folder.path),
+            "",
+            unreadable_phrase(folder),
+            None,
+        )
+        for folder in report.unreadable
+    ]
+    rows.extend(
+        EventLine(now, "warning", display_path(path), "", _clash_words(clash), None)
+        for path, clash in module_clashes((status.path for status in report.files), roots)
+    )
+    return rows
 
 
 def breaking_verdict(event: LoaderEvent) -> str:

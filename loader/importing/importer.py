@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import SymlinkRefusedError
 from .bytecode_cache import BytecodeCache
 from .import_graph import ImportGraph
-from .module_names import NAMESPACE, ModuleNames, is_within
+from .module_names import NAMESPACE, ModuleNames, is_within, module_clash
 
 __all__ = ["NAMESPACE", "ToolImporter", "is_within"]
 
@@ -405,6 +405,9 @@ class ToolImporter(ModuleNames):
     def _sibling(self, directory: Path, name: str) -> str | None:
         """The private module name of ``directory/name.py`` or ``directory/name/``, if it exists.
 
+        A file named like a real top-level module (``math.py``, ``json.py``, ``loader.py``) is
+        never one: the bare name goes on meaning the real module for every file.
+
         Looked up per name (two stats at most), so an import costs the same in a
         folder of ten files or of thousands; the answer is kept while the folder's
         entries stay as they were (its inode and mtime, stat'ed once per batch). A
@@ -423,6 +426,8 @@ class ToolImporter(ModuleNames):
                 found = self.module_name_for(directory / f"{name}.py")
             elif stat.S_ISDIR(_mode(base)):
                 found = self.module_name_for(directory / name)
+            if found is not None and module_clash(name, self.roots) is not None:
+                found = None  # ``import math`` is the real module, whatever the folder holds
         if stamp is not None:
             if len(self._sibling_cache) >= _SIBLING_CACHE_LIMIT:
                 self._sibling_cache.clear()

@@ -12,13 +12,18 @@ uses it alone for names.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import itertools
 import os
+import pkgutil
 import re
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["NAMESPACE", "ModuleNames", "is_within"]
+__all__ = ["NAMESPACE", "ModuleClash", "ModuleClashKind", "ModuleNames", "is_within", "module_clash"]
 
 NAMESPACE = "_tool_loader"
 """Top-level package under which every module from a watched folder is imported."""
@@ -48,6 +53,76 @@ def is_within(path: Path, root: Path) -> bool:
     return real == real_root or real_root in real.parents
 
 
+class ModuleClashKind(StrEnum):
+    """Which real module a tool file's name is also the name of."""
+
+    STANDARD_LIBRARY = "standard-library"
+    INSTALLED = "installed"
+    """A top-level module or package importable from ``sys.path`` (or already imported)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleClash:
+    """A tool file's stem that is also a real top-level module: ``import <name>`` means the real one."""
+
+    name: str
+    kind: ModuleClashKind
+    origin: str | None = None
+    """Where the real module lives (None for the standard library)."""
+
+
+def module_clash(name: str, roots: Sequence[Path] = ()) -> ModuleClash | None:
+    """The real top-level module ``name`` would stand for, if any (a module inside ``roots`` is none).
+
+    A watched folder on ``sys.path`` (the current folder under ``python -m``) makes its own
+    files importable; they are not real modules, so they are not counted.
+    """
+    if name in sys.stdlib_module_names:
+        return ModuleClash(name, ModuleClashKind.STANDARD_LIBRARY)
+    if not name.isidentifier() or not (name in sys.modules or _may_be_importable(name)):
+        return None
+    try:
+        spec = sys.modules[name].__spec__ if name in sys.modules else importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None:
+        return None
+    origin = spec.origin if spec.has_location else None
+    if origin is None and spec.submodule_search_locations:
+        origin = next(iter(spec.submodule_search_locations), None)
+    if origin is not None and any(is_within(Path(origin), root) for root in roots):
+        return None
+    return ModuleClash(name, ModuleClashKind.INSTALLED, origin)
+
+
+_path_names: tuple[tuple[str, ...], frozenset[str]] = ((), frozenset())
+_OWN_FINDERS = ("PathFinder", "BuiltinImporter", "FrozenImporter", "_NamespaceFinder")
+
+
+def _may_be_importable(name: str) -> bool:
+    """A cheap first answer: the top-level names on ``sys.path`` (listed once per ``sys.path``), or a
+    meta-path finder of an installer (an editable install's) that knows the name.
+
+    ``find_spec`` on every tool file's name would cost a path search each, tens of microseconds.
+    """
+    global _path_names
+    key = tuple(sys.path)
+    if _path_names[0] != key:
+        _path_names = (key, frozenset(module.name for module in pkgutil.iter_modules(sys.path)))
+    if name in _path_names[1]:
+        return True
+    for finder in sys.meta_path:
+        kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
+        if kind.__name__ in _OWN_FINDERS or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            if finder.find_spec(name, None) is not None:
+                return True
+        except Exception:  # a third-party finder's fault is no answer
+            continue
+    return False
+
+
 def _name_part(stem: str) -> str:
     """A module-name component for a file stem; non-identifiers get a stable, unique spelling."""
     if stem.isidentifier():
@@ -70,6 +145,11 @@ class ModuleNames:
         self._root_texts = [(root, str(root)) for root in self._roots.values()]
         self._names: dict[Path, str] = {}
         self._plain_dirs: dict[str, bool] = {}
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """The watched folders, in order."""
+        return tuple(self._roots.values())
 
     def begin_batch(self) -> None:
         """Forget which folders were found free of links (one batch's answers)."""

@@ -208,8 +208,12 @@ class ImportPool:
             if job.thread is None and not job.done:  # a chained job not started yet: skipped
                 job._finish(None, ImportAbandoned())
                 return
-            if job.thread is not None and not job.done and interrupt:
-                _interrupt(job.thread)
+            if job.thread is not None and not job.done:
+                # The rest of its chain goes on on another thread now: an import stuck in C code
+                # (a lock, a socket) may never see the interrupt, and must not hold up the files after it.
+                self._requeue_followers(job)
+                if interrupt:
+                    _interrupt(job.thread)
 
     def release_idle(self) -> None:
         """Let every thread exit once it has nothing to do; the next ``submit`` starts one again."""

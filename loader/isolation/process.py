@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
@@ -77,6 +77,12 @@ def worker_sys_path() -> list[str]:
     return kept if LOADER_HOME in kept else [*kept, LOADER_HOME]
 
 
+def _path_without(roots: Sequence[str], entries: Sequence[str]) -> list[str]:
+    """``entries`` less the watched folders: no tool file is importable by its bare name."""
+    real_roots = {os.path.realpath(root) for root in roots}
+    return [entry for entry in entries if os.path.realpath(entry or os.curdir) not in real_roots]
+
+
 class WorkerProcess:
     """A started worker and the parent's end of its pipes.
 
@@ -105,7 +111,7 @@ class WorkerProcess:
                     "-I",
                     "-c",
                     _BOOT,
-                    json.dumps(worker_sys_path()),
+                    json.dumps(_path_without(settings.get("roots", ()), worker_sys_path())),
                     json.dumps({**settings, "fault_fd": fault_write}),
                 ],
                 stdin=subprocess.PIPE,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +24,52 @@ from typing import Any
 from ..results import error_result
 from ..types import ToolResult
 
-__all__ = ["SHUTTING_DOWN", "CallsInFlight", "DrainReport", "ExchangesInFlight", "stopped_by_shutdown"]
+__all__ = [
+    "FOLLOW_UP_SECONDS",
+    "SHUTTING_DOWN",
+    "CallsInFlight",
+    "DrainReport",
+    "ExchangesInFlight",
+    "answered_while_draining",
+    "stopped_by_shutdown",
+]
 
 logger = logging.getLogger(__name__)
 
 SHUTTING_DOWN = "the server is shutting down"
 """The words every refusal and stopped call carries, so clients and logs can tell a shutdown apart."""
+
+FOLLOW_UP_SECONDS = 1.0
+"""After the last answer of a drain, how long a client gets to send the request that receives it."""
+
+_READS_WHILE_DRAINING = frozenset(
+    {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping"}
+)
+"""What a client asks to take in a result it is owed: the SDK lists tools after a call, to check
+the result against the tool's output schema, before it hands the result over."""
+
+
+def answered_while_draining(message: object) -> bool:
+    """Whether a JSON-RPC message (or batch) is still answered during a drain.
+
+    Listings and pings (nothing runs), notifications and responses to the
+    server's own requests pass; ``initialize`` (a new session belongs on another
+    replica), ``tools/call`` and everything else are refused.
+    """
+    messages = message if isinstance(message, list) else [message]
+    for item in messages:
+        if not isinstance(item, dict):
+            return False
+        method = item.get("method")
+        if method is None or (isinstance(method, str) and method.startswith("notifications/")):
+            continue  # a response, or a notification: nothing to run
+        if method not in _READS_WHILE_DRAINING:
+            return False
+    return bool(messages)
+
+
+def _now() -> float:
+    return time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +145,8 @@ class ExchangesInFlight:
 
     def __init__(self) -> None:
         self._open = 0
+        self.last_change = 0.0
+        """When (``time.monotonic()``) an exchange last began or ended."""
         # Made by the wait itself: an event binds to the first loop that waits on it, and a
         # server may be served by more than one loop in its life.
         self._idle: asyncio.Event | None = None
@@ -114,21 +157,40 @@ class ExchangesInFlight:
     def opened(self) -> None:
         """An exchange began (on the event loop)."""
         self._open += 1
+        self.last_change = _now()
 
     def closed(self) -> None:
         """An exchange ended, its answer written or its client gone."""
         self._open -= 1
+        self.last_change = _now()
         if self._open == 0 and self._idle is not None:
             self._idle.set()
 
-    async def settled(self, timeout: float) -> int:
-        """Wait up to ``timeout`` seconds for the open exchanges to end; how many are still open."""
+    async def settled(self, timeout: float, *, quiet: float = 0.0, since: float | None = None) -> int:
+        """Wait up to ``timeout`` seconds for the open exchanges to end; how many are still open.
+
+        With ``quiet``, also for ``quiet`` seconds without a new exchange once one has ended after
+        ``since``: a client that has just received a result may still ask for what it needs to
+        accept it (the tool list), and gets an answer rather than a closed connection.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while (left := deadline - loop.time()) > 0:
+            if self._open:
+                self._idle = asyncio.Event()
+                try:
+                    await asyncio.wait_for(self._idle.wait(), left)
+                except TimeoutError:
+                    break
+                finally:
+                    self._idle = None
+                continue
+            if since is None or self.last_change < since:
+                break  # nothing was answered during the drain: no client is owed a follow-up
+            wait = min(self.last_change + quiet - _now(), deadline - loop.time())
+            if wait <= 0:
+                break
+            await asyncio.sleep(wait)
         if self._open:
-            self._idle = asyncio.Event()
-            try:
-                await asyncio.wait_for(self._idle.wait(), timeout)
-            except TimeoutError:
-                logger.warning("exchanges=<%d> | answers still unwritten when the drain ended", self._open)
-            finally:
-                self._idle = None
+            logger.warning("exchanges=<%d> | answers still unwritten when the drain ended", self._open)
         return self._open

@@ -8,11 +8,12 @@ probes stay open; ``/metrics`` follows the MCP path unless told otherwise.
 ``/healthz`` fails (503) once a loader thread has died: the process still
 answers, but only a restart brings saves back.
 
-SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, requests
-to ``path`` are refused with a 503 whose JSON-RPC error names the shutdown (a
-balancer may retry them elsewhere: nothing ran), the calls in flight get
-``shutdown_grace`` seconds to finish, then the server exits. A second signal
-stops at once.
+SIGTERM or Ctrl-C drains instead of cutting: ``/readyz`` turns 503, new work
+at ``path`` (calls, new sessions) is refused with a 503 whose JSON-RPC error
+names the shutdown (a balancer may retry it elsewhere: nothing ran), listings
+and pings are still answered (a client may need the tool list to accept a
+result), the calls in flight get ``shutdown_grace`` seconds to finish, then the
+server exits. A second signal stops at once.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import signal
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, cast
@@ -51,7 +53,7 @@ from starlette.routing import Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ToolLoaderError
-from .drain import SHUTTING_DOWN, DrainReport, ExchangesInFlight
+from .drain import FOLLOW_UP_SECONDS, SHUTTING_DOWN, DrainReport, ExchangesInFlight, answered_while_draining
 from .http_server import (
     ConnectionGate,
     ConnectionLimits,
@@ -75,6 +77,10 @@ _LOOPBACK_NAMES = ("localhost",)
 
 _FLUSH_SECONDS = 3
 """After a drain, how long connections get to deliver the answers just made (streams left open are cut)."""
+
+
+_DRAIN_BODY_LIMIT = 64 * 1024
+"""The largest request read during a drain to see whether it is still answered (a listing is small)."""
 
 
 class InsecureBindError(ToolLoaderError):
@@ -371,6 +377,10 @@ class RefuseWhileDraining:
             await self._app(scope, receive, send)
             return
         if self._server.draining:
+            replayed = await self._still_answered(scope, receive)
+            if replayed is not None:
+                await self._answer(scope, replayed, send)
+                return
             body = json.dumps(
                 {
                     "jsonrpc": "2.0",
@@ -390,6 +400,9 @@ class RefuseWhileDraining:
             await send({"type": "http.response.start", "status": 503, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
+        await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":  # a GET stream lasts as long as its client; the drain ends it
             await self._app(scope, receive, send)
             return
@@ -398,6 +411,48 @@ class RefuseWhileDraining:
             await self._app(scope, receive, send)
         finally:
             self._server.exchanges.closed()
+
+    @staticmethod
+    async def _still_answered(scope: Scope, receive: Receive) -> Receive | None:
+        """During a drain: a ``receive`` replaying the request if it is still answered, else None.
+
+        A client owed the result of a call in flight may list the tools before it accepts the
+        result (``answered_while_draining``); a session's end (DELETE) passes too.
+        """
+        if scope["method"] == "DELETE":
+            return receive
+        if scope["method"] != "POST":
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunk = bytes(message.get("body", b""))
+            size += len(chunk)
+            if size > _DRAIN_BODY_LIMIT:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            allowed = answered_while_draining(json.loads(body))
+        except (ValueError, RecursionError):
+            return None
+        if not allowed:
+            return None
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
 
 
 class _Exchange:
@@ -595,9 +650,11 @@ async def serve_http(
     async def drain() -> None:
         if on_draining is not None:
             on_draining(server.calls_in_flight)
+        started = time.monotonic()
         report = await server.drain(options.shutdown_grace)
-        # Ending the server ends every SSE stream still open, answers half-written included.
-        await server.exchanges.settled(_FLUSH_SECONDS)
+        # Ending the server ends every SSE stream still open, answers half-written included; and a
+        # client just answered may still list the tools to accept its result.
+        await server.exchanges.settled(_FLUSH_SECONDS, quiet=FOLLOW_UP_SECONDS, since=started)
         if on_drained is not None:
             on_drained(report)
 

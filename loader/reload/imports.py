@@ -148,7 +148,9 @@ class ImportRunner:
         if flight is None:
             since = time.time()
             job = self._start(record, read)
-            if job.wait(min(self._patience, self._timeout)) or (not watching and self._wait_out(job)):
+            if job.wait(min(self._patience, self._timeout)) or (
+                not watching and self._wait_out(job, path, since)
+            ):
                 return self._finished(path, job, read if watching else None)  # not in flight: nothing to land
             flight = _Flight(job, read, since)
         if flight.job.done:
@@ -185,13 +187,21 @@ class ImportRunner:
             return None
         return job.started + self._timeout + self._slack - time.monotonic()
 
-    def _wait_out(self, job: ImportJob[list[AgentTool]]) -> bool:
+    def _wait_out(self, job: ImportJob[list[AgentTool]], path: Path, since: float) -> bool:
         """A one-off scan: wait for ``job`` until it ends or overruns its deadline; True if it ended.
 
         A scan's imports run one after another, so each starts at once; one that does not
         start within a deadline of its own (every import thread held by an import that never
-        returned) is given up too, so the scan itself always ends.
+        returned) is given up too, so the scan itself always ends. Meanwhile ``in_progress``
+        names the file waited on (a console says which file it waits for).
         """
+        self._view = (*self._view, ImportInProgress(path, since))
+        try:
+            return self._wait_for_deadline(job)
+        finally:
+            self._refresh_view()
+
+    def _wait_for_deadline(self, job: ImportJob[list[AgentTool]]) -> bool:
         start_by = time.monotonic() + self._timeout + self._slack
         while True:
             remaining = self._remaining(job)

@@ -44,6 +44,7 @@ from ..status import (
     ImportInProgress,
     LoaderEvent,
     ScanReport,
+    UnreadableFolder,
 )
 from ..types import AgentTool
 from .batch import load_order, plan_batch
@@ -193,8 +194,9 @@ class ToolLoader:
         cache = self._backend.bytecode_cache if not self._records else None
         with _collector_paused():
             paths: set[Path] = set()
+            refused: list[tuple[Path, str]] = []
             for root in self.paths:
-                paths.update(self._sources.list_sources(root))
+                paths.update(self._sources.list_sources(root, unreadable=refused))
             paths.update(p for p, r in self._records.items() if not r.is_removed)
             with self._apply_lock:
                 if cache is not None:
@@ -205,7 +207,14 @@ class ToolLoader:
                     if cache is not None:
                         cache.save()
         files = tuple(self._statuses[p] for p in sorted_paths(paths) if p in self._statuses)
-        return ScanReport(files=files, seconds=time.perf_counter() - started)
+        roots = set(self.paths)
+        unreadable = tuple(
+            UnreadableFolder(path, reason, path in roots)
+            for path, reason in sorted(
+                dict(refused).items(), key=lambda item: (item[0] not in roots, item[0])
+            )
+        )
+        return ScanReport(files=files, seconds=time.perf_counter() - started, unreadable=unreadable)
 
     def start(self) -> None:
         """Watch the folders; changes load on the scheduler thread."""

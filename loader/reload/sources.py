@@ -7,6 +7,7 @@ verdict, because rescans ask about every file every time) and walks folders.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pluggy
@@ -107,11 +108,27 @@ class SourceFinder:
             self._verdicts[path] = verdict
         return verdict
 
-    def list_sources(self, root: Path, under: Path | None = None) -> list[Path]:
-        """Every tool source and package ``__init__`` below ``under`` (default ``root``)."""
+    def list_sources(
+        self, root: Path, under: Path | None = None, *, unreadable: list[tuple[Path, str]] | None = None
+    ) -> list[Path]:
+        """Every tool source and package ``__init__`` below ``under`` (default ``root``).
+
+        Folders that cannot be listed (or reached) are added to ``unreadable`` with the system's reason.
+        """
         found: list[Path] = []
         start = under or root
-        if not start.is_dir():
+
+        def refused(exc: OSError) -> None:
+            if unreadable is not None:
+                unreadable.append((Path(exc.filename or start), exc.strerror or str(exc)))
+
+        try:
+            if not stat.S_ISDIR(os.stat(start).st_mode):
+                return found
+        except PermissionError as exc:
+            refused(exc)
+            return found
+        except (OSError, ValueError):
             return found
         # Under a start that is no ignored folder, the walk skips ignored ones: with the built-in
         # rule alone, a file's name is then the whole verdict (no path arithmetic per file).
@@ -119,7 +136,7 @@ class SourceFinder:
         top_depth = folder_depth(str(start), str(root))
         if top_depth > MAX_FOLDER_DEPTH:
             return found  # below what the walk of ``root`` lists (and says it skips)
-        for directory, dirnames, filenames in walk_folders(str(start), top_depth=top_depth):
+        for directory, dirnames, filenames in walk_folders(str(start), top_depth=top_depth, on_error=refused):
             dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d))
             if not self._recursive:
                 dirnames[:] = []

@@ -54,7 +54,7 @@ def test_tool_named_like_stdlib_module_never_shadows_it(tools_dir: Path, make_lo
     assert _bare_names_from(tools_dir) == []
 
 
-def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(
+def test_sibling_file_named_like_stdlib_never_stands_in_for_it(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
     write(tools_dir / "colorsys.py", "def rgb_to_yiq(*args):\n    return 'sibling'\n")
@@ -67,14 +67,13 @@ def test_sibling_helper_named_like_stdlib_wins_inside_folder_only(
 
         @tool
         def paint() -> str:
-            \"\"\"Uses the sibling helper.\"\"\"
-            return colorsys.rgb_to_yiq(1, 2, 3) + "/" + rgb_to_yiq()
+            \"\"\"Uses colorsys, which is the standard library's whatever the folder holds.\"\"\"
+            return f"{colorsys.rgb_to_yiq(1.0, 1.0, 1.0)[0]:.2f}/{rgb_to_yiq(1.0, 1.0, 1.0)[0]:.2f}"
         """,
     )
     ld = make_loader(tools_dir, watch=False)
-    assert call_text(ld, "paint") == "sibling/sibling"
+    assert call_text(ld, "paint") == "1.00/1.00"
     assert sys.modules["colorsys"] is colorsys
-    assert colorsys.rgb_to_yiq(1.0, 1.0, 1.0)[0] > 0.99
     assert _bare_names_from(tools_dir) == []
 
 

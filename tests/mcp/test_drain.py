@@ -13,7 +13,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp import Client
 from serving import DEADLINE, HttpAnswer, Served, get, post_json, serve_http
 from support import eventually, write
 
@@ -179,3 +182,34 @@ def test_answers_that_take_a_while_to_write_are_written_whole_after_the_drain(
         results = [result_of(future.result(DEADLINE)) for future in futures]
         assert exit_status(served) == 0
     assert [len(result["content"][0]["text"]) for result in results] == [size] * 4
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("isolation", ISOLATION)
+async def test_sdk_clients_that_call_without_listing_receive_their_results_through_a_drain(
+    isolation: str, tools_dir: Path, tmp_path: Path
+) -> None:
+    # The SDK lists the tools after a call (to check the result against the output schema) before
+    # it hands the result over: a drain that refuses the listing loses every result it waited for.
+    write(tools_dir / "slow.py", SLOW)
+    with serve_http(tools_dir, tmp_path, "--isolation", isolation, wait_ready=True, verbose=2) as served:
+        results: dict[int, types.CallToolResult] = {}
+
+        async def call_once(index: int) -> None:
+            async with Client(served.url, mode="legacy") as client:
+                results[index] = await client.call_tool("slow", {"seconds": 3.0})
+
+        with anyio.fail_after(DEADLINE):
+            async with anyio.create_task_group() as group:
+                for index in range(3):
+                    group.start_soon(call_once, index)
+                while (
+                    sum("tool_name=<slow>" in line and "mcp tools/call" in line for line in served.lines) < 3
+                ):
+                    await anyio.sleep(0.02)
+                served.process.send_signal(signal.SIGTERM)
+        assert exit_status(served) == 0
+    assert sorted(results) == [0, 1, 2]
+    for result in results.values():
+        assert not result.is_error, result
+        assert result.content == [types.TextContent(type="text", text="slept 3.0")]
