@@ -15,6 +15,8 @@ from .render import (
     display_path,
     load_from_args,
     plural,
+    print_tracebacks,
+    problem_rows,
     problems_phrase,
     problems_table,
     quiet_logs,
@@ -67,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             problems = problems_table(report.failed, title="Files that did not load")
             if problems is not None:
                 console.print(problems)
+            if args.verbose:
+                print_tracebacks(console, problem_rows(report.failed))
             summary = Text(
                 f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
                 f"({report.seconds:.2f} s)"

@@ -253,7 +253,9 @@ def final_state(loader: ToolLoader) -> list[tuple[str, str]]:
     if len(names) > _NAMES_AT_EXIT:
         shown += f", … and {len(names) - _NAMES_AT_EXIT} more (tool-loader list)"
     lines = [(head + (f" ({problems})" if problems else ""), "bold"), (f"  tools: {shown}", "")]
-    lines.extend((f"  {state} {where} {what}", "red") for where, state, what in problem_rows(statuses))
+    for row in problem_rows(statuses):
+        lines.append((f"  {row.state} {row.where} {row.what}", "red"))
+        lines.extend((f"    {source}", "") for source in row.source.splitlines())
     return lines
 
 
@@ -319,8 +321,10 @@ def _draw_frame(console: Console, live: Live, frame: Group) -> None:
 def _run_plain(console: Console, report: ScanReport, feed: _Feed, state: _WatchState) -> None:
     say = callback_line(console)
     say(summary(report, state.loader))
-    for where, status, what in problem_rows(report.failed):
-        say(f"  {status} {where} {what}")
+    for problem in problem_rows(report.failed):
+        say(f"  {problem.state} {problem.where} {problem.what}")
+        for source in problem.source.splitlines():
+            say(f"    {source}")
     say("watching " + ", ".join(display_path(path) for path in state.loader.paths) + " (Ctrl-C to stop)")
     while True:
         items = feed.gather(_POLL_SECONDS)

@@ -131,14 +131,15 @@ def _problem_lines(statuses: Sequence[FileStatus], console: Console, width: int)
     if not rows:
         return []
     lines = [Text(f"Problems ({len(rows)})", style="bold red")]
-    for where, state, what in rows:
+    for row in rows:
         text = Text.assemble(
-            (f"{state:<8} ", STATE_STYLES.get(state, "")),
-            (clip_left(where, max(8, width - 10)), "bold"),
+            (f"{row.state:<8} ", STATE_STYLES.get(row.state, "")),
+            (clip_left(row.where, max(8, width - 10)), "bold"),
             "  ",
-            (" ".join(what.split()), ""),
+            (" ".join(row.what.split()), ""),
         )
         lines.extend(text.wrap(console, width, overflow="fold"))
+        lines.extend(Text(clip(" " * 9 + source, width), style="bold") for source in row.source.splitlines())
     return lines
 
 
