@@ -31,6 +31,7 @@ from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
 from .fit import Column, clip, clip_left, fit_columns
 from .loader_options import loader_config, loader_plugins
+from .tool_output import ToolOutputAbove
 
 __all__ = [
     "NOTE_WORDING",
@@ -136,20 +137,24 @@ def load_tools(
         return loader, loader.scan()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
-        TextColumn("loading tools"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=progress_console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("scan", total=None)
+    with ToolOutputAbove(progress_console) as output:
+        with Progress(
+            TextColumn("loading tools"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=progress_console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        ) as bar:
+            task = bar.add_task("scan", total=None)
 
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
 
-        report = loader.scan(progress=advance)
+            report = loader.scan(progress=advance)
+            output.hold()
     return loader, report
 
 

@@ -41,6 +41,25 @@ _BOOT: Final = (
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
+def _relay_lines(pipe: Any) -> None:
+    """A worker's stderr (its tools' print, logging, warnings), line by line, to ``sys.stderr`` as it is.
+
+    Written through the host's Python stream rather than inherited as fd 2, so
+    whoever owns the console (a progress bar, ``watch``'s full screen) decides
+    where a tool's output goes, as it does for tools run in threads.
+    """
+    with pipe:
+        for line in pipe:
+            stream = sys.stderr
+            if stream is None:
+                continue
+            try:
+                stream.write(line.decode("utf-8", errors="replace"))
+                stream.flush()
+            except (OSError, ValueError):  # the host's stderr is closed or gone: drop the line
+                continue
+
+
 class WorkerProcess:
     """A started worker and the parent's end of its pipes.
 
@@ -74,6 +93,7 @@ class WorkerProcess:
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
                 pass_fds=(fault_write,),
@@ -85,6 +105,10 @@ class WorkerProcess:
         finally:
             os.close(fault_write)
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None
+        threading.Thread(
+            target=_relay_lines, args=(self.process.stderr,), name="tool-loader-worker-stderr", daemon=True
+        ).start()
         reader = Connection(os.dup(self.process.stdout.fileno()), writable=False)
         writer = Connection(os.dup(self.process.stdin.fileno()), readable=False)
         self.process.stdin.close()
