@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ..distribution import install_command
+from ..reload.file_steps import LOAD_FAILED
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments, loader_config, loader_plugins
@@ -259,9 +261,6 @@ def _scan(loader: ToolLoader, console: Console, dirs: list[Path]) -> None:
         + (f" ({plural(len(failed), 'file')} failed)" if failed else "")
         + f"; fingerprint {loader.fingerprint()}",
     )
-    for status in failed:
-        detail = status.error.one_line() if status.error is not None else str(status.state)
-        _say(console, f"  {status.state}: {status.path}: {detail}", "red")
 
 
 def _serve_http(
@@ -336,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     """
     dirs = resolve_dirs(args.dirs)
     _check_args(args, dirs)
+    if not args.verbose:  # each load failure has its own line (serve_status): not a second one in the log
+        logging.getLogger("loader.reload.loader").addFilter(_not_a_load_failure)
     try:
         import anyio
 
@@ -386,6 +387,10 @@ def run(args: argparse.Namespace) -> int:
             if recorder is not None:
                 recorder.close()
     return 0
+
+
+def _not_a_load_failure(record: logging.LogRecord) -> bool:
+    return not getattr(record, LOAD_FAILED, False)
 
 
 def _show(console: Console, line: StatusLine) -> None:
