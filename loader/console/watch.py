@@ -164,7 +164,12 @@ class _WatchState:
             self.names = after
             if line is not None:
                 rows.append(line)
-        self.log.extend(rows)
+        for row in rows:
+            merged = self.log[-1].repeated_by(row) if self.log else None
+            if merged is not None:
+                self.log[-1] = merged
+            else:
+                self.log.append(row)
         return rows
 
     def frame(self) -> WatchFrame:

@@ -194,8 +194,8 @@ def _event_line(row: EventLine, width: int) -> Text:
 
 
 def _event_body(row: EventLine, file: str) -> str:
-    """The file (as given), the tools and the detail of an event row, space-separated."""
-    return " ".join(part for part in (file, row.tools, row.detail) if part)
+    """The file (as given), the tools, the detail and the repeat count of an event row, space-separated."""
+    return " ".join(part for part in (file, row.tools, row.detail, row.repeats()) if part)
 
 
 _TOOL_COLUMNS = ("name", "kind", "source", "description", "parameters", "version", "status")
