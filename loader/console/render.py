@@ -260,8 +260,11 @@ def problems_phrase(statuses: Iterable[FileStatus]) -> str:
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
-    """Why a file lost ``name``: the same words in ``check`` findings and problem tables."""
-    return f"tool {name!r} is already defined in {display_path(owner)}, which keeps it"
+    """``tool 'greet' is already defined in tools/a.py, which keeps it (...)``: who keeps the name, and why."""
+    return (
+        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it "
+        "(the first owner keeps a name; among files loaded together, the path that sorts first)"
+    )
 
 
 def tool_source(tool: AgentTool, loader: ToolLoader | None = None) -> tuple[str | None, int | None]:

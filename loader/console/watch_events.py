@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..spec_diff.kinds import SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind
-from .render import display_path, location, note_words, plural
+from .render import conflict_message, display_path, location, note_words, plural
 
 __all__ = ["EventDeriver", "EventLine", "breaking_verdict", "describe_event", "tool_list_line"]
 
@@ -82,9 +82,7 @@ def describe_event(event: LoaderEvent) -> EventLine:
         detail = f"{error.exc_type}: {_first_line(error.message)}"
         tools = f"(still serving {tools})" if tools else ""
     elif event.kind is LoaderEventKind.CONFLICT:
-        detail = "; ".join(
-            f"{name} is already defined in {display_path(owner)}" for name, owner in event.status.conflicts
-        )
+        detail = "; ".join(conflict_message(name, owner) for name, owner in event.status.conflicts)
     elif event.kind is LoaderEventKind.REMOVED:
         tools = ", ".join(event.removed)
     changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
