@@ -246,7 +246,7 @@ def _metrics(server: MCPToolServer, console: Console, wanted: bool) -> MetricsSo
     try:
         from ..mcp.metrics import ServeMetrics
     except ImportError:
-        _say(console, f"metrics off: install prometheus_client ({install_command('metrics')})", "yellow")
+        _say(console, f"metrics off: needs the metrics extra: {install_command('metrics')}", "yellow")
         return None
     return ServeMetrics(server)
 
@@ -345,7 +345,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         raise UsageError(
-            f"`tool-loader serve` needs the MCP SDK ({missing}); install it with: {install_command('mcp')}"
+            f"`tool-loader serve` needs the mcp extra (the MCP SDK); install it with: {install_command('mcp')}"
+            f" (missing here: {missing.name or missing})"
         ) from exc
     from ..reload.loader import ToolLoader
 
