@@ -260,7 +260,7 @@ def problems_phrase(statuses: Iterable[FileStatus]) -> str:
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
-    """``tool 'greet' is already defined in tools/a.py, which keeps it (...)``: who keeps the name, and why."""
+    """``tool 'greet' is already defined in tools/a.py, which keeps it (...)``: who keeps it, and why."""
     return (
         f"tool {name!r} is already defined in {display_path(owner)}, which keeps it "
         "(the first owner keeps a name; among files loaded together, the path that sorts first)"

@@ -345,8 +345,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         raise UsageError(
-            f"`tool-loader serve` needs the mcp extra (the MCP SDK); install it with: {install_command('mcp')}"
-            f" (missing here: {missing.name or missing})"
+            "`tool-loader serve` needs the mcp extra (the MCP SDK); "
+            f"install it with: {install_command('mcp')} (missing here: {missing.name or missing})"
         ) from exc
     from ..reload.loader import ToolLoader
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from support import run_cli, write, write_conflict_and_broken
 
 from loader.fingerprint import spec_digest
