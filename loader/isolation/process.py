@@ -38,6 +38,7 @@ _BOOT: Final = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
+_RELAY_CHUNK: Final = 65536
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
@@ -49,7 +50,7 @@ def _relay_lines(pipe: Any) -> None:
     where a tool's output goes, as it does for tools run in threads.
     """
     with pipe:
-        for line in pipe:
+        for line in iter(lambda: pipe.readline(_RELAY_CHUNK), b""):  # a line without an end comes in parts
             stream = sys.stderr
             if stream is None:
                 continue
