@@ -1,7 +1,7 @@
 """``python -m bench``: run the benchmarks, print their tables, write the raw numbers as JSON.
 
 Options:
-    --quick       tiny sizes and few repetitions (a smoke run, well under a minute)
+    --quick       tiny sizes and few repetitions (a smoke run; its numbers are not comparable)
     --only NAME   run only this benchmark (repeatable, or comma-separated)
     --reps N      repetitions where a benchmark repeats (saves, edits, listings, call batches)
     --out DIR     where the JSON goes (default: bench/results next to this file)

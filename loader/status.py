@@ -6,6 +6,7 @@ They are frozen: the loader builds a new record for every change, so readers
 
 from __future__ import annotations
 
+import textwrap
 import traceback
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -77,6 +78,8 @@ class LoadErrorInfo:
     line: int | None
     traceback: str = ""
     kind: LoadErrorKind = LoadErrorKind.EXCEPTION
+    source: str = ""
+    """For a syntax error, the offending line and a caret under the error, as Python prints them."""
 
     def location(self) -> str:
         """``file:line`` (or just the file) of the error."""
@@ -233,7 +236,12 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
     message = str(exc) or type(exc).__name__
     if isinstance(exc, SyntaxError):
         return LoadErrorInfo(
-            type(exc).__name__, exc.msg or message, exc.filename or str(path), exc.lineno, text
+            type(exc).__name__,
+            exc.msg or message,
+            exc.filename or str(path),
+            exc.lineno,
+            text,
+            source=_source_excerpt(exc),
         )
     kind = _ERROR_KINDS.get(type(exc), LoadErrorKind.EXCEPTION)
     target = str(path)
@@ -250,6 +258,13 @@ def error_info_from_exception(exc: BaseException, path: Path, roots: tuple[Path,
     if isinstance(exc, DuplicateToolInFileError) and exc.line is not None:
         line = exc.line  # the second definition is the one to fix
     return LoadErrorInfo(type(exc).__name__, message, file, line, text, kind)
+
+
+def _source_excerpt(exc: SyntaxError) -> str:
+    """The source line and caret lines Python's traceback shows for ``exc``, dedented together."""
+    lines = "".join(traceback.format_exception_only(exc)).splitlines()
+    shown = [line for line in lines[1:-1] if line.strip()]
+    return textwrap.dedent("\n".join(shown))
 
 
 _ERROR_KINDS: dict[type[BaseException], LoadErrorKind] = {

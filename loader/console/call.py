@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import FrameType
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from rich.console import Console
 from rich.json import JSON
@@ -197,7 +199,10 @@ def run(args: argparse.Namespace) -> int:
             err.print(f"warning: {unreadable_phrase(folder)}", style="yellow", markup=False, highlight=False)
         data = merge_inputs(parts, input_schema(tool.tool_spec))
         raised: BaseException | None = None
-        with RaiseCatcher() as catcher:
+        ending: AbstractContextManager[None] = (
+            _EndingNoted(tool.tool_name) if loader.config.isolation == "thread" else nullcontext()
+        )
+        with RaiseCatcher() as catcher, ending:
             try:
                 result = _run_interruptibly(
                     stream_tool(loader.registry.snapshot(), tool, data, _event_printer(err), context)
@@ -214,6 +219,32 @@ def run(args: argparse.Namespace) -> int:
         return 1 if result.get("status") == "error" else 0
     finally:
         loader.close()
+
+
+class _EndingNoted:
+    """In thread mode, a tool that ends the process (``os._exit``) is named, with the way to contain it.
+
+    ``os._exit`` skips every handler and ``finally``, so it is wrapped for the
+    call: the note is written, then the process ends with the tool's status.
+    """
+
+    def __init__(self, tool_name: str) -> None:
+        self._tool_name = tool_name
+        self._real: Callable[[int], NoReturn] = os._exit
+
+    def _exit(self, status: int) -> NoReturn:
+        message = (
+            f"the tool {self._tool_name} ended the process (exit status {status}); "
+            "run with --isolation process to contain it"
+        )
+        error_console().print(message, style="red", markup=False, highlight=False, soft_wrap=True)
+        self._real(status)
+
+    def __enter__(self) -> None:
+        os._exit = self._exit
+
+    def __exit__(self, *exc: object) -> None:
+        os._exit = self._real  # type: ignore[assignment]  # the very function taken in __init__
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

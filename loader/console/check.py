@@ -30,6 +30,7 @@ from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .loader_options import sandbox_layers
 from .render import (
+    ProblemRow,
     conflict_message,
     display_path,
     input_properties,
@@ -38,6 +39,7 @@ from .render import (
     module_clash_phrase,
     module_clashes,
     plural,
+    print_tracebacks,
     quiet_logs,
     titled_table,
     tool_description,
@@ -75,6 +77,9 @@ class Finding:
     line: int | None
     message: str
     tool: str | None = None
+    source: str = ""
+    """The offending source line and a caret under the error (syntax errors)."""
+    traceback: str = ""
 
     @property
     def where(self) -> str:
@@ -109,6 +114,8 @@ def _file_findings(statuses: Iterable[FileStatus]) -> list[Finding]:
                     error.file or str(status.path),
                     error.line,
                     f"{error.exc_type}: {error.message}",
+                    source=error.source,
+                    traceback=error.traceback,
                 )
             )
         elif status.state is FileState.CONFLICT:
@@ -226,6 +233,7 @@ def finding_record(finding: Finding) -> dict[str, Any]:
         "location": finding.where,
         "tool": finding.tool,
         "message": finding.message,
+        "source": finding.source or None,
     }
 
 
@@ -237,9 +245,10 @@ def _table(findings: list[Finding]) -> Table:
     table.add_column("message", overflow="fold")
     for finding in findings:
         style = "bold red" if finding.severity == ERROR else "yellow"
-        table.add_row(
-            Text(finding.where), Text(finding.severity, style=style), finding.code, Text(finding.message)
-        )
+        message = Text(finding.message)
+        if finding.source:
+            message.append("\n" + finding.source, style="bold")
+        table.add_row(Text(finding.where), Text(finding.severity, style=style), finding.code, message)
     return table
 
 
@@ -283,6 +292,10 @@ def run(args: argparse.Namespace) -> int:
     console = stdout_console()
     if findings:
         console.print(_table(findings))
+        if args.verbose:
+            print_tracebacks(
+                console, (ProblemRow(f.where, f.code, f.message, traceback=f.traceback) for f in findings)
+            )
     where = ", ".join(display_path(path) for path in loader.paths)
     checked = f"checked {plural(tool_count, 'tool')} in {plural(len(report.files), 'file')} in {where}: "
     console.print(_summary(checked, findings, examples, strict=args.strict), highlight=False)

@@ -287,12 +287,31 @@ def _check_applies(command: str, effective: settings.Settings) -> None:
             )
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to ``sys.stderr`` as it is at each record, not as it was when logging was set up.
+
+    A progress bar that diverts ``sys.stderr`` then prints a tool's log lines
+    above itself, as it does its ``print`` and ``warnings``, instead of
+    splicing them into the bar.
+    """
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _apply_globals(args: argparse.Namespace) -> None:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
     set_quiet(bool(args.quiet))
     level = logging.ERROR if args.quiet else logging.WARNING - 10 * min(int(args.verbose or 0), 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def _usage_error(message: str) -> int:

@@ -21,6 +21,8 @@ from .render import (
     module_clash_phrase,
     module_clashes,
     plural,
+    print_tracebacks,
+    problem_rows,
     problems_phrase,
     problems_table,
     quiet_logs,
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(_document(loader, report, tools), indent=2, default=repr) + "\n")
             sys.stdout.flush()
         else:
-            _print(stdout_console(), loader, report, tools)
+            _print(stdout_console(), loader, report, tools, verbose=bool(args.verbose))
         return 1 if report.failed or report.unreadable else 0
     finally:
         loader.close()
@@ -82,13 +84,17 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
     }
 
 
-def _print(console: Console, loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]) -> None:
+def _print(
+    console: Console, loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool], *, verbose: bool
+) -> None:
     where = ", ".join(display_path(path) for path in loader.paths)
     if tools:
         console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
     problems = problems_table(report.failed, title="Files that did not load")
     if problems is not None:
         console.print(problems)
+    if verbose:
+        print_tracebacks(console, problem_rows(report.failed))
     for folder in report.unreadable:
         label = ("error: " if folder.root else "warning: ", "bold red")
         console.print(Text.assemble(label, unreadable_phrase(folder)), soft_wrap=True)

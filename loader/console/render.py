@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich import box
 from rich.console import Console
@@ -37,6 +37,7 @@ __all__ = [
     "NOTE_WORDING",
     "STATE_STYLES",
     "TOOL_LOGGERS",
+    "ProblemRow",
     "callback_line",
     "conflict_message",
     "did_you_mean",
@@ -56,7 +57,9 @@ __all__ = [
     "parameter_labels",
     "plain_console",
     "plural",
+    "print_tracebacks",
     "problem_rows",
+    "problem_text",
     "problems_phrase",
     "problems_table",
     "quiet_logs",
@@ -261,8 +264,11 @@ def unreadable_phrase(folder: UnreadableFolder) -> str:
 
 
 def conflict_message(name: str, owner: str | os.PathLike[str]) -> str:
-    """Why a file lost ``name``: the same words in ``check`` findings and problem tables."""
-    return f"tool {name!r} is already defined in {display_path(owner)}, which keeps it"
+    """``tool 'greet' is already defined in tools/a.py, which keeps it (...)``: who keeps it, and why."""
+    return (
+        f"tool {name!r} is already defined in {display_path(owner)}, which keeps it "
+        "(the first owner keeps a name; among files loaded together, the path that sorts first)"
+    )
 
 
 def module_clash_phrase(clash: ModuleClash) -> str:
@@ -383,6 +389,7 @@ def error_record(error: LoadErrorInfo | None) -> dict[str, Any] | None:
         "file": error.file,
         "line": error.line,
         "location": location(error.file, error.line),
+        "source": error.source,
         "traceback": error.traceback,
     }
 
@@ -524,9 +531,20 @@ def tools_table(
     return table
 
 
-def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
-    """``(where, state, what)`` for every failed, stuck or conflicting file."""
-    rows: list[tuple[str, str, str]] = []
+class ProblemRow(NamedTuple):
+    """One failed, stuck or conflicting file as the console shows it."""
+
+    where: str
+    state: str
+    what: str
+    source: str = ""
+    """The offending source line and a caret under the error (syntax errors), as Python prints them."""
+    traceback: str = ""
+
+
+def problem_rows(statuses: Iterable[FileStatus]) -> list[ProblemRow]:
+    """A ``ProblemRow`` for every failed, stuck or conflicting file."""
+    rows: list[ProblemRow] = []
     for status in statuses:
         if (
             status.state in (FileState.FAILED, FileState.STUCK, FileState.REJECTED)
@@ -537,11 +555,19 @@ def problem_rows(statuses: Iterable[FileStatus]) -> list[tuple[str, str, str]]:
             what = f"{error.exc_type}: {error.message}"
             if status.tools:
                 what += f" (still serving the last good {', '.join(status.tools)})"
-            rows.append((where, str(status.state), what))
+            rows.append(ProblemRow(where, str(status.state), what, error.source, error.traceback))
         elif status.state is FileState.CONFLICT:
             for name, owner in status.conflicts:
-                rows.append((display_path(status.path), "conflict", conflict_message(name, owner)))
+                rows.append(ProblemRow(display_path(status.path), "conflict", conflict_message(name, owner)))
     return rows
+
+
+def problem_text(row: ProblemRow) -> Text:
+    """The error, then the source line and its caret on lines of their own (never folded)."""
+    text = Text(row.what)
+    if row.source:
+        text.append("\n" + row.source, style="bold")
+    return text
 
 
 def problems_table(statuses: Iterable[FileStatus], *, title: str = "Problems") -> Table | None:
@@ -553,9 +579,17 @@ def problems_table(statuses: Iterable[FileStatus], *, title: str = "Problems") -
     table.add_column("file", no_wrap=True)
     table.add_column("state", no_wrap=True)
     table.add_column("error", overflow="fold")
-    for where, state, what in rows:
-        table.add_row(Text(where), _state_text(state), Text(what))
+    for row in rows:
+        table.add_row(Text(row.where), _state_text(row.state), problem_text(row))
     return table
+
+
+def print_tracebacks(console: Console, rows: Iterable[ProblemRow]) -> None:
+    """At ``-v``: each failed file's traceback, as Python printed it, under its ``file:line``."""
+    for row in rows:
+        if row.traceback:
+            console.print(f"\n{row.where}:", style="bold red", markup=False, highlight=False)
+            console.print(row.traceback, markup=False, highlight=False, soft_wrap=True)
 
 
 def callback_line(console: Console) -> Callable[[str], None]:

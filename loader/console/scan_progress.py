@@ -26,6 +26,7 @@ from rich.text import Text
 from ..reload.loader import ToolLoader
 from ..status import ImportInProgress, ScanReport
 from .render import display_path
+from .tool_output import ToolOutputAbove
 
 __all__ = ["scan_showing_progress", "waiting_phrase"]
 
@@ -89,18 +90,23 @@ def scan_showing_progress(loader: ToolLoader, console: Console | None) -> ScanRe
         finally:
             done.set()
             notices.join()
-    with Progress(
-        TextColumn("loading tools"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        _WaitingColumn(loader),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("scan", total=None)
+    with ToolOutputAbove(console) as output:  # what tool files print goes above the bar
+        with Progress(
+            TextColumn("loading tools"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            _WaitingColumn(loader),
+            console=console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        ) as bar:
+            task = bar.add_task("scan", total=None)
 
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
 
-        return loader.scan(progress=advance)
+            report = loader.scan(progress=advance)
+            output.hold()
+    return report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ..distribution import install_command
+from ..reload.file_steps import LOAD_FAILED
 from .common import UsageError, add_dirs_argument, resolve_dirs, stderr_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments, loader_config, loader_plugins
@@ -244,7 +246,7 @@ def _metrics(server: MCPToolServer, console: Console, wanted: bool) -> MetricsSo
     try:
         from ..mcp.metrics import ServeMetrics
     except ImportError:
-        _say(console, f"metrics off: install prometheus_client ({install_command('metrics')})", "yellow")
+        _say(console, f"metrics off: needs the metrics extra: {install_command('metrics')}", "yellow")
         return None
     return ServeMetrics(server)
 
@@ -259,9 +261,6 @@ def _scan(loader: ToolLoader, console: Console, dirs: list[Path]) -> None:
         + (f" ({plural(len(failed), 'file')} failed)" if failed else "")
         + f"; fingerprint {loader.fingerprint()}",
     )
-    for status in failed:
-        detail = status.error.one_line() if status.error is not None else str(status.state)
-        _say(console, f"  {status.state}: {status.path}: {detail}", "red")
 
 
 def _serve_http(
@@ -326,6 +325,8 @@ def run(args: argparse.Namespace) -> int:
     """
     dirs = resolve_dirs(args.dirs)
     _check_args(args, dirs)
+    if not args.verbose:  # each load failure has its own line (serve_status): not a second one in the log
+        logging.getLogger("loader.reload.loader").addFilter(_not_a_load_failure)
     try:
         import anyio
 
@@ -334,7 +335,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         raise UsageError(
-            f"`tool-loader serve` needs the MCP SDK ({missing}); install it with: {install_command('mcp')}"
+            "`tool-loader serve` needs the mcp extra (the MCP SDK); "
+            f"install it with: {install_command('mcp')} (missing here: {missing.name or missing})"
         ) from exc
     from ..reload.loader import ToolLoader
 
@@ -398,6 +400,10 @@ def _draining(console: Console, probes: str, grace: float, calls: int) -> None:
 def _drained(console: Console, report: DrainReport) -> None:
     stopped = f", {report.stopped} stopped with an error result" if report.stopped else ""
     _say(console, f"drained in {report.seconds:.1f} s: {report.finished} calls finished{stopped}")
+
+
+def _not_a_load_failure(record: logging.LogRecord) -> bool:
+    return not getattr(record, LOAD_FAILED, False)
 
 
 def _show(console: Console, line: StatusLine) -> None:

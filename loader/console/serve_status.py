@@ -14,6 +14,7 @@ from ..registry.changes import ChangeKind, RegistryChangeSet
 from ..registry.tool_registry import ToolRegistry
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, LoaderEventKind
+from .render import conflict_message
 
 __all__ = ["StatusLine", "change_set_line", "loader_event_line", "reporting"]
 
@@ -51,7 +52,7 @@ def loader_event_line(event: LoaderEvent) -> StatusLine | None:
         verb = "load failed" if event.kind is LoaderEventKind.FAILED else "load stuck"
         return StatusLine(f"{verb}: {event.path}: {what}{still}", "bold red")
     if event.kind is LoaderEventKind.CONFLICT:
-        clashes = ", ".join(f"{name} is already defined in {owner}" for name, owner in event.status.conflicts)
+        clashes = "; ".join(conflict_message(name, owner) for name, owner in event.status.conflicts)
         return StatusLine(f"conflict: {event.path}: {clashes or 'a tool name is already taken'}", "yellow")
     if event.kind is LoaderEventKind.RECOVERED:
         return StatusLine(

@@ -15,7 +15,6 @@ frame; the main loop sees it and shuts down in order.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import queue
 import signal
@@ -47,8 +46,9 @@ from .render import (
     status_of_tool,
     tool_location,
 )
+from .tool_output import CapturedOutput
 from .watch_events import EventDeriver, EventLine, describe_event, scan_lines, tool_list_line
-from .watch_view import WatchFrame, render_frame, tool_row
+from .watch_view import OUTPUT_LINES, WatchFrame, render_frame, tool_row
 
 __all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "final_state", "run"]
 
@@ -67,7 +67,12 @@ class _Token:
 _STOP: Final = _Token("stop")
 _RESIZE: Final = _Token("resize")
 
-_Item = LoaderEvent | RegistryChangeSet | _Token
+
+class _Output(str):
+    """A line a tool (or a log record) wrote to stdout or stderr while the live view is up."""
+
+
+_Item = LoaderEvent | RegistryChangeSet | _Token | _Output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,10 +151,12 @@ class _WatchState:
         self.keep = keep
         self.names = set(loader.registry.names())
         self.log: deque[EventLine] = deque(maxlen=max(1, keep))
+        self.output: deque[str] = deque(maxlen=OUTPUT_LINES)
         self._deriver = EventDeriver(loader.status())
 
     def absorb(self, items: list[_Item]) -> list[EventLine]:
         """New log rows for a gathered batch: file events first, then the tool-list change."""
+        self.output.extend(item for item in items if isinstance(item, _Output))
         rows = self._deriver.rows([item for item in items if isinstance(item, LoaderEvent)])
         if any(isinstance(item, RegistryChangeSet) for item in items):
             after = set(self.loader.registry.names())
@@ -157,7 +164,12 @@ class _WatchState:
             self.names = after
             if line is not None:
                 rows.append(line)
-        self.log.extend(rows)
+        for row in rows:
+            merged = self.log[-1].repeated_by(row) if self.log else None
+            if merged is not None:
+                self.log[-1] = merged
+            else:
+                self.log.append(row)
         return rows
 
     def frame(self) -> WatchFrame:
@@ -174,6 +186,7 @@ class _WatchState:
             statuses=tuple(loader.status(include_removed=False)),
             events=tuple(self.log),
             keep_events=self.keep,
+            output=tuple(self.output),
             importing=None if not slow else (display_path(slow[0].path), time.time() - slow[0].since),
         )
 
@@ -189,24 +202,24 @@ def summary(report: ScanReport, loader: ToolLoader) -> str:
     return f"{text}, {problems}" if problems else text
 
 
-def _route_logs_to(console: Console) -> None:
-    """Send log records through rich on ``console`` instead of through the live view."""
-    from rich.logging import RichHandler
-
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    root.addHandler(RichHandler(console=console, show_path=False, rich_tracebacks=False))
-
-
 def run(args: argparse.Namespace) -> int:
     """Scan, print a summary, then watch until Ctrl-C (exit status 0: Ctrl-C is how watching ends)."""
     quiet_logs(args.verbose)
     interactive = sys.stdout.isatty() and not stdout_console().is_dumb_terminal
     console = stdout_console() if interactive else plain_console()
-    loader, report = load_from_args(args, progress_console=stderr_console() if interactive else None)
-    recorder = attach_history(loader, args)
     feed = _Feed()
+    if not interactive:
+        return _watch(args, console, None, feed)
+    progress = stderr_console()
+    console.file, progress.file = console.file, progress.file  # the terminal, before the swap
+    with CapturedOutput(lambda line: feed.put(_Output(line))):
+        return _watch(args, console, progress, feed)
+
+
+def _watch(args: argparse.Namespace, console: Console, progress: Console | None, feed: _Feed) -> int:
+    interactive = progress is not None
+    loader, report = load_from_args(args, progress_console=progress)
+    recorder = attach_history(loader, args)
     unsubscribe: list[Callable[[], None]] = [
         loader.subscribe(feed.put),
         loader.registry.subscribe(feed.put),
@@ -218,7 +231,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             loader.start()
             if interactive:
-                _route_logs_to(console)
                 _run_live(console, report, feed, state)
             else:
                 _run_plain(console, report, feed, state)
@@ -254,14 +266,16 @@ def final_state(loader: ToolLoader) -> list[tuple[str, str]]:
     if len(names) > _NAMES_AT_EXIT:
         shown += f", … and {len(names) - _NAMES_AT_EXIT} more (tool-loader list)"
     lines = [(head + (f" ({problems})" if problems else ""), "bold"), (f"  tools: {shown}", "")]
-    lines.extend((f"  {state} {where} {what}", "red") for where, state, what in problem_rows(statuses))
+    for row in problem_rows(statuses):
+        lines.append((f"  {row.state} {row.where} {row.what}", "red"))
+        lines.extend((f"    {source}", "") for source in row.source.splitlines())
     return lines
 
 
 def _terminal_size(console: Console) -> tuple[int, int]:
     """The terminal's size now (not the COLUMNS/LINES the process started with)."""
     try:
-        size = os.get_terminal_size(sys.stdout.fileno())
+        size = os.get_terminal_size(console.file.fileno())  # sys.stdout is captured
     except (OSError, ValueError):
         return console.size
     if size.columns <= 0 or size.lines <= 0:  # a pseudo-terminal nobody sized
@@ -320,8 +334,10 @@ def _draw_frame(console: Console, live: Live, frame: Group) -> None:
 def _run_plain(console: Console, report: ScanReport, feed: _Feed, state: _WatchState) -> None:
     say = callback_line(console)
     say(summary(report, state.loader))
-    for where, status, what in problem_rows(report.failed):
-        say(f"  {status} {where} {what}")
+    for problem in problem_rows(report.failed):
+        say(f"  {problem.state} {problem.where} {problem.what}")
+        for source in problem.source.splitlines():
+            say(f"    {source}")
     for row in state.log:
         say(row.plain())
     say("watching " + ", ".join(display_path(path) for path in state.loader.paths) + " (Ctrl-C to stop)")

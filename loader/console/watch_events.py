@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..importing.module_names import ModuleClash
 from ..spec_diff.kinds import SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind, ScanReport
 from .render import (
+    conflict_message,
     display_path,
     location,
     module_clash_phrase,
@@ -52,11 +53,32 @@ class EventLine:
     duration_ms: float | None
     verdict: str = ""
     """``BREAKING: parameter 'a' removed`` when the version that went live breaks callers of the last one."""
+    count: int = 1
+    """How many identical consecutive ``updated`` rows this one stands for (the time is the newest's)."""
+
+    def repeated_by(self, newer: EventLine) -> EventLine | None:
+        """This row counting ``newer`` too, when both say the same ``updated`` thing; else None."""
+        same = (self.kind, self.file, self.tools, self.detail, self.verdict) == (
+            newer.kind,
+            newer.file,
+            newer.tools,
+            newer.detail,
+            newer.verdict,
+        )
+        if self.kind != str(LoaderEventKind.UPDATED) or not same:
+            return None
+        return replace(newer, count=self.count + newer.count)
+
+    def repeats(self) -> str:
+        """``(3 times)`` for a row standing for three identical updates; "" for one."""
+        return f"({self.count} times)" if self.count > 1 else ""
 
     def plain(self) -> str:
         """The row as one plain line: ``12:00:01 updated tools/calc.py calculator (3.2 ms)``."""
         parts = [time.strftime("%H:%M:%S", time.localtime(self.time)), self.kind]
         parts.extend(part for part in (self.file, self.tools, self.detail, self.verdict) if part)
+        if self.count > 1:
+            parts.append(self.repeats())
         if self.duration_ms is not None:
             parts.append(f"({self.duration_ms:.1f} ms)")
         return " ".join(parts)
@@ -77,9 +99,7 @@ def describe_event(event: LoaderEvent) -> EventLine:
         detail = f"{error.exc_type}: {_first_line(error.message)}"
         tools = f"(still serving {tools})" if tools else ""
     elif event.kind is LoaderEventKind.CONFLICT:
-        detail = "; ".join(
-            f"{name} is already defined in {display_path(owner)}" for name, owner in event.status.conflicts
-        )
+        detail = "; ".join(conflict_message(name, owner) for name, owner in event.status.conflicts)
     elif event.kind is LoaderEventKind.REMOVED:
         tools = ", ".join(event.removed)
     changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]

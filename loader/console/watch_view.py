@@ -24,12 +24,23 @@ from .render import STATE_STYLES, parameter_labels, plural, problem_rows, tool_d
 from .render import tool_version as _tool_version
 from .watch_events import EventLine
 
-__all__ = ["BREAKING_STYLE", "IMPORT_NOTICE_SECONDS", "ToolRow", "WatchFrame", "render_frame", "tool_row"]
+__all__ = [
+    "BREAKING_STYLE",
+    "IMPORT_NOTICE_SECONDS",
+    "OUTPUT_LINES",
+    "ToolRow",
+    "WatchFrame",
+    "render_frame",
+    "tool_row",
+]
 
 IMPORT_NOTICE_SECONDS = 0.5
 """An import running longer than this is shown on the screen."""
 
 _KIND_WIDTH = 9  # "recovered", the longest event word
+
+OUTPUT_LINES = 5
+"""The newest lines of tools' output (print, logging, warnings) the Output pane shows."""
 
 BREAKING_STYLE = "bold red"
 """How a breaking verdict looks on an event line."""
@@ -58,6 +69,7 @@ class WatchFrame:
     events: tuple[EventLine, ...]
     keep_events: int
     importing: tuple[str, float] | None = None  # shown path, seconds so far
+    output: tuple[str, ...] = ()  # the newest lines tools printed, logged or warned
 
 
 def tool_row(tool: AgentTool, status: FileStatus | None, location: str) -> ToolRow:
@@ -95,6 +107,12 @@ def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -
     lines.extend(problems)
     room = height - len(lines)
     tools_least = 2 if frame.tools else 1
+    output = list(frame.output)[-OUTPUT_LINES:]
+    shown_output = min(len(output), max(0, room - 3 - tools_least))  # under "Recent events" and a line
+    if shown_output:
+        lines.append(Text("Tool output (print, logging, warnings)", style="bold"))
+        lines.extend(Text(clip(line.expandtabs(), width), style="dim") for line in output[-shown_output:])
+        room = height - len(lines)
     events = list(frame.events)[-frame.keep_events :]
     shown_events = min(len(events), max(0, room - 1 - tools_least))
     if room >= 2:
@@ -131,14 +149,15 @@ def _problem_lines(statuses: Sequence[FileStatus], console: Console, width: int)
     if not rows:
         return []
     lines = [Text(f"Problems ({len(rows)})", style="bold red")]
-    for where, state, what in rows:
+    for row in rows:
         text = Text.assemble(
-            (f"{state:<8} ", STATE_STYLES.get(state, "")),
-            (clip_left(where, max(8, width - 10)), "bold"),
+            (f"{row.state:<8} ", STATE_STYLES.get(row.state, "")),
+            (clip_left(row.where, max(8, width - 10)), "bold"),
             "  ",
-            (" ".join(what.split()), ""),
+            (" ".join(row.what.split()), ""),
         )
         lines.extend(text.wrap(console, width, overflow="fold"))
+        lines.extend(Text(clip(" " * 9 + source, width), style="bold") for source in row.source.splitlines())
     return lines
 
 
@@ -175,8 +194,8 @@ def _event_line(row: EventLine, width: int) -> Text:
 
 
 def _event_body(row: EventLine, file: str) -> str:
-    """The file (as given), the tools and the detail of an event row, space-separated."""
-    return " ".join(part for part in (file, row.tools, row.detail) if part)
+    """The file (as given), the tools, the detail and the repeat count of an event row, space-separated."""
+    return " ".join(part for part in (file, row.tools, row.detail, row.repeats()) if part)
 
 
 def _columns(rows: Sequence[ToolRow]) -> list[Column]:

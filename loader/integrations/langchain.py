@@ -39,6 +39,7 @@ try:
     )
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.tools import BaseTool, ToolException
+    from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
     from langgraph.types import Command
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -175,6 +176,7 @@ class LiveToolsMiddleware(AgentMiddleware):
         self._pins = _Pins(max_pins)
         self._cache_lock = threading.Lock()
         self._cached: tuple[int, list[LiveTool]] = (-1, [])
+        self._own: set[str] = set()
 
     @property
     def registry(self) -> ToolRegistry:
@@ -196,6 +198,7 @@ class LiveToolsMiddleware(AgentMiddleware):
     def _offer(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], RegistrySnapshot, set[str]]:
         snapshot = self._registry.snapshot()
         own = _own_names(request.tools)
+        self._own = own
         live = [tool for tool in self.live_tools(snapshot) if tool.name not in own]
         return request.override(tools=[*request.tools, *live]), snapshot, {tool.name for tool in live}
 
@@ -231,8 +234,12 @@ class LiveToolsMiddleware(AgentMiddleware):
 
     # -- tool calls ---------------------------------------------------------------------
 
-    def _resolve(self, request: ToolCallRequest) -> ToolCallRequest:
-        """The request with our tool for a call the agent's ``ToolNode`` does not know."""
+    def _resolve(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
+        """The request with our tool for a call the agent's ``ToolNode`` does not know.
+
+        A name no tool answers to gets LangChain's own error, listing the tools
+        live now (the ``ToolNode`` alone knows only the agent's own tools).
+        """
         if request.tool is not None:
             return request
         call = request.tool_call
@@ -246,14 +253,22 @@ class LiveToolsMiddleware(AgentMiddleware):
             snapshot = self._registry.snapshot()
         tool = snapshot.get(call["name"])
         if tool is None:
-            return request
+            return self._unknown(call["name"], call_id)
         return request.override(tool=LiveTool.pinned(snapshot, tool, call_id))
+
+    def _unknown(self, name: str, call_id: str | None) -> ToolMessage:
+        live = sorted(self._own | set(self._registry.snapshot().names()))
+        content = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+            requested_tool=name, available_tools=", ".join(live)
+        )
+        return ToolMessage(content, name=name, tool_call_id=call_id, status="error")
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
         """Run a live tool's call through the snapshot its step offered."""
-        return handler(self._resolve(request))
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else handler(resolved)
 
     async def awrap_tool_call(
         self,
@@ -261,4 +276,5 @@ class LiveToolsMiddleware(AgentMiddleware):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async ``wrap_tool_call``."""
-        return await handler(self._resolve(request))
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else await handler(resolved)

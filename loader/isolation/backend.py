@@ -384,4 +384,5 @@ def _error_info(error: Any, path: Path) -> LoadErrorInfo:
         line if isinstance(line, int) else None,
         str(error.get("traceback") or ""),
         kind,
+        str(error.get("source") or ""),
     )

@@ -39,6 +39,7 @@ _BOOT: Final = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
     "from loader.isolation.worker_main import main; sys.exit(main(sys.argv[2]))"
 )
+_RELAY_CHUNK: Final = 65536
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _MAX_STACK_BYTES: Final = 64 * 1024
 """The most of a stuck worker's stacks the loader reads (faulthandler's are a few KB)."""
@@ -83,6 +84,25 @@ def _path_without(roots: Sequence[str], entries: Sequence[str]) -> list[str]:
     return [entry for entry in entries if os.path.realpath(entry or os.curdir) not in real_roots]
 
 
+def _relay_lines(pipe: Any) -> None:
+    """A worker's stderr (its tools' print, logging, warnings), line by line, to ``sys.stderr`` as it is.
+
+    Written through the host's Python stream rather than inherited as fd 2, so
+    whoever owns the console (a progress bar, ``watch``'s full screen) decides
+    where a tool's output goes, as it does for tools run in threads.
+    """
+    with pipe:
+        for line in iter(lambda: pipe.readline(_RELAY_CHUNK), b""):  # a line without an end comes in parts
+            stream = sys.stderr
+            if stream is None:
+                continue
+            try:
+                stream.write(line.decode("utf-8", errors="replace"))
+                stream.flush()
+            except (OSError, ValueError):  # the host's stderr is closed or gone: drop the line
+                continue
+
+
 class WorkerProcess:
     """A started worker and the parent's end of its pipes.
 
@@ -116,6 +136,7 @@ class WorkerProcess:
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
                 pass_fds=(fault_write,),
@@ -127,6 +148,10 @@ class WorkerProcess:
         finally:
             os.close(fault_write)
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None
+        threading.Thread(
+            target=_relay_lines, args=(self.process.stderr,), name="tool-loader-worker-stderr", daemon=True
+        ).start()
         reader = Connection(os.dup(self.process.stdout.fileno()), writable=False)
         writer = Connection(os.dup(self.process.stdin.fileno()), readable=False)
         self.process.stdin.close()

@@ -221,6 +221,7 @@ class Worker:
                 "line": info.line,
                 "traceback": info.traceback,
                 "kind": info.kind.value,
+                "source": info.source,
             }
         executed = self._executed_report(int(message["serial_base"]))
         touched = {name, *(item[0] for item in executed)}

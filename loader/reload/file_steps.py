@@ -29,9 +29,12 @@ from .gate import gate_error
 from .imports import ImportOutcome, ImportRunner
 from .ownership import NameOwnership
 
-__all__ = ["FileSteps"]
+__all__ = ["LOAD_FAILED", "FileSteps"]
 
 logger = logging.getLogger("loader.reload.loader")  # where these warnings have always been logged
+
+LOAD_FAILED = "tool_loader_load_failed"
+"""Set (True) on the log record of a failed load, for consoles that report the failure themselves."""
 
 
 class FileSteps:
@@ -157,7 +160,9 @@ class FileSteps:
             record.attempted(digest, result.seconds)
             outcome.duration = result.seconds
             record.fail(result.error)
-            logger.warning("path=<%s> | load failed: %s", record.path, result.error.one_line())
+            logger.warning(
+                "path=<%s> | load failed: %s", record.path, result.error.one_line(), extra={LOAD_FAILED: True}
+            )
             return
         self._loaded(record, digest, result.tools, result.seconds, outcome)
 

@@ -110,7 +110,10 @@ def test_load_failures_conflicts_and_invalid_names_are_errors(tmp_path: Path) ->
         ["tools/broken.py:3", "error", "load-failed"],
         ["tools/named.py:3", "error", "invalid-name"],
     ]
-    assert rows[0][3] == "tool 'dup' is already defined in tools/a.py, which keeps it"
+    assert rows[0][3] == (
+        "tool 'dup' is already defined in tools/a.py, which keeps it "
+        "(the first owner keeps a name; among files loaded together, the path that sorts first)"
+    )
     assert rows[1][3] == "SyntaxError: invalid syntax"
     assert rows[2][3].startswith("InvalidToolNameError: Invalid tool name 'has space'")
     assert "3 errors, 0 warnings" in done.stdout

@@ -94,3 +94,23 @@ def test_an_invalid_call_timeout_is_a_usage_error(value: str, tmp_path: Path) ->
     assert f"argument --call-timeout: expected a number of seconds >= 0 (0: no limit), got {value!r}" in (
         done.stderr
     )
+
+
+ENDS_THE_PROCESS = '''
+import os
+from loader import tool
+
+@tool
+def bail(code: int) -> str:
+    """End the process."""
+    os._exit(code)
+'''
+
+
+def test_a_tool_that_ends_the_process_in_thread_mode_is_named_with_the_way_out(tmp_path: Path) -> None:
+    write(tmp_path / "tools" / "bail.py", ENDS_THE_PROCESS)
+    done = run_cli("call", "bail", "code=7", "--dir", "tools", "--isolation", "thread", cwd=tmp_path)
+    assert done.returncode == 7
+    assert " ".join(done.stderr.split()) == (
+        "the tool bail ended the process (exit status 7); run with --isolation process to contain it"
+    ), done.stderr

@@ -32,9 +32,9 @@ def echo(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``hidden/NAME`` holds a package ``NAME`` that fails to import, for ``mcp``, ``prometheus_client``, ``strands``."""
+    """``hidden/NAME`` holds a package ``NAME`` that fails to import (``mcp``, ``prometheus_client``, ``strands``, ``anyio``)."""
     folder = tmp_path_factory.mktemp("hidden")
-    for name in ("mcp", "prometheus_client", "strands"):
+    for name in ("mcp", "prometheus_client", "strands", "anyio"):
         write(
             folder / name / name / "__init__.py",
             f'raise ModuleNotFoundError("No module named {name!r} (hidden by the test)", name={name!r})\n',
@@ -46,14 +46,17 @@ def _without(hidden: Path, name: str) -> dict[str, str]:
     return {"PYTHONPATH": str(hidden / name)}
 
 
-def test_serve_without_the_mcp_sdk_names_the_requirement(hidden: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["mcp", "anyio"])
+def test_serve_without_the_mcp_extra_names_the_extra_and_its_requirement(
+    hidden: Path, tmp_path: Path, module: str
+) -> None:
     write(tmp_path / "tools" / "echo.py", ECHO)
-    done = run_cli("serve", cwd=tmp_path, env=_without(hidden, "mcp"))
+    done = run_cli("serve", cwd=tmp_path, env=_without(hidden, module))
     assert done.returncode == 2
     message = " ".join(done.stderr.split())
     assert message == (
-        "error: `tool-loader serve` needs the MCP SDK (No module named 'mcp' (hidden by the test)); "
-        "install it with: pip install 'mcp>=2.1,<3'"
+        "error: `tool-loader serve` needs the mcp extra (the MCP SDK); "
+        f"install it with: pip install 'mcp>=2.1,<3' (missing here: {module})"
     ), message
     assert "tool-loader[" not in message
 
@@ -64,7 +67,7 @@ def test_serve_without_prometheus_client_names_the_requirement(hidden: Path, tmp
         tmp_path / "tools", tmp_path, env=server_env(**_without(hidden, "prometheus_client")), wait_ready=True
     ) as served:
         notes = [line for line in served.lines if line.startswith("metrics off")]
-    assert notes == ["metrics off: install prometheus_client (pip install 'prometheus-client>=0.20')"]
+    assert notes == ["metrics off: needs the metrics extra: pip install 'prometheus-client>=0.20'"]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from support import run_cli, write_conflict_and_broken
+import pytest
+from support import run_cli, write, write_conflict_and_broken
 
 from loader.fingerprint import spec_digest
 
@@ -138,3 +139,22 @@ def test_no_directory_and_missing_directory_are_usage_errors(tmp_path: Path) -> 
     missing = run_cli("list", str(tmp_path / "nope"), cwd=tmp_path)
     assert missing.returncode == 2
     assert f"not a directory: {tmp_path / 'nope'}" in missing.stderr
+
+
+def _greet(says: str) -> str:
+    return f'from loader import tool\n\n@tool\ndef greet(who: str) -> str:\n    """Greet."""\n    return "{says}"\n'
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_with_several_folders_the_conflict_says_which_file_keeps_the_name_and_why(
+    tmp_path: Path, isolation: str
+) -> None:
+    write(tmp_path / "fb" / "greet.py", _greet("b"))
+    write(tmp_path / "fa" / "zgreet.py", _greet("a"))  # its path sorts first, though its folder is named last
+    done = run_cli("list", "fb", "fa", "--isolation", isolation, cwd=tmp_path)
+    assert done.returncode == 1
+    message = " ".join(done.stdout.split())
+    assert (
+        "fb/greet.py conflict tool 'greet' is already defined in fa/zgreet.py, which keeps it "
+        "(the first owner keeps a name; among files loaded together, the path that sorts first)"
+    ) in message, done.stdout

@@ -293,3 +293,32 @@ def test_a_wide_terminal_shows_every_source_and_parameter_list_whole(tmp_path: P
         assert max(len(line) for line in lines) <= 200
     finally:
         assert terminal.interrupt_and_wait() == 0
+
+
+def test_identical_consecutive_updates_are_one_row_with_a_count(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    greet = tools / "greet.py"
+    template = '''
+from loader import tool
+
+@tool
+def greet(who: str) -> str:
+    """Greet, version {n}."""
+    return "hi " + who
+'''
+    greet.parent.mkdir()
+    greet.write_text(template.format(n=0))
+    terminal = Terminal(["watch", "tools"], tmp_path, 100, 30)
+    try:
+        terminal.wait_text("waiting for changes")
+        for n in range(1, 4):
+            greet.write_text(template.format(n=n))
+            terminal.wait_text(f"Greet, version {n}.")
+        terminal.wait_for(lambda lines: any("(3 times)" in line for line in lines), "a count of three")
+        updated = [line for line in terminal.lines() if re.match(r"\d\d:\d\d:\d\d updated ", line)]
+        assert len(updated) == 1, terminal.text()
+        assert re.search(r"updated +tools/greet\.py greet \(3 times\) \(\d+\.\d ms\)$", updated[0]), updated[
+            0
+        ]
+    finally:
+        terminal.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -271,3 +272,19 @@ def test_a_taken_port_is_a_usage_error(served_dir: Path, tmp_path: Path) -> None
         )
     assert second.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in " ".join(second.stderr.split())
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_each_load_failure_is_printed_once(served_dir: Path, tmp_path: Path, isolation: str) -> None:
+    write(served_dir / "bad.py", "total = (1,\n")
+    with serve_http(served_dir, tmp_path, "--isolation", isolation, wait_ready=True) as served:
+        write(served_dir / "worse.py", "def broken(:\n")
+        deadline = time.monotonic() + 20
+        while not any("worse.py" in line for line in served.lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        lines = list(served.lines)
+    at_start = [line for line in lines if "'(' was never closed" in line]
+    after_a_save = [line for line in lines if "worse.py" in line]
+    assert len(at_start) == 1, lines
+    assert len(after_a_save) == 1, lines
+    assert any(line.startswith(f"loaded 2 tools from 3 files in {served_dir}") for line in lines), lines

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agent_drivers.langchain_driver import LangChainDriver
 from live_agents import Brain, Step, first_step, versioned_tool, wait_serving
-from support import MakeLoader, write
+from support import MakeLoader, eventually, write
 
 
 def test_a_call_whose_pin_was_forgotten_runs_the_current_version(
@@ -41,3 +42,22 @@ def test_an_unknown_tool_call_gets_langchains_own_answer(tools_dir: Path, make_l
     text, error = driver.results(brain)["call_1"]
     assert error
     assert "nosuch" in text
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_call_to_a_deleted_tool_lists_the_live_tools(tools_dir: Path, make_loader: MakeLoader) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    write(tools_dir / "boom.py", versioned_tool("boom", 1))
+    loader = make_loader(tools_dir)
+    driver = LangChainDriver(loader)
+    seen = Brain(lambda brain, step: [])
+    driver.run(seen, max_steps=2)
+    assert set(seen.steps[0].offered) == {"greet", "boom"}
+
+    (tools_dir / "boom.py").unlink()
+    eventually(lambda: loader.registry.get("boom") is None)
+    brain = Brain(first_step(("boom", {"who": "x"})))  # a model that remembers the earlier conversation
+    driver.run(brain, max_steps=3)
+    text, error = driver.results(brain)["call_1"]
+    assert error
+    assert text == "Error: boom is not a valid tool, try one of [greet]."
