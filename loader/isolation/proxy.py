@@ -25,6 +25,7 @@ from ..tools.metadata import ToolMetadata
 from ..types import AgentTool, ToolExample, ToolGenerator, ToolResult, ToolSpec, ToolUse, call_frame
 from .calls import CallRouter
 from .ledger import ModuleVersion
+from .messages import ToolMessage
 from .protocol import decode_value
 
 __all__ = ["ProxyTool", "ToolDescription"]
@@ -50,7 +51,7 @@ class ToolDescription:
     examples: tuple[ToolExample, ...] = ()
 
     @classmethod
-    def from_message(cls, data: dict[str, Any]) -> ToolDescription:
+    def from_message(cls, data: ToolMessage) -> ToolDescription:
         raw_metadata = data.get("metadata")
         return cls(
             name=str(data["name"]),
