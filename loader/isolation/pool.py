@@ -7,7 +7,7 @@ calls of that file's tools, so nothing one file's call leaves in a process (a
 patched function, a global) is ever seen by another file's call. Unowned
 spares are kept up to ``spare_workers``, so neither a save nor a call waits for
 an interpreter to start; an idle owned worker is kept for its file's next call
-(at most ``max_in_use`` of them, the least recently used stopped first).
+(at most four per call worker, the least recently used stopped first).
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ _STARTS_KILLED = 3
 """New workers killed by a signal before they were ready, in a row, before a caller is told."""
 _STARTS_FAILED = 3
 """Worker starts failing in a row before the pool reports that it cannot serve (``problem``)."""
+_IDLE_PER_CALL_WORKER = 4
+"""Idle owned workers kept per call worker: files called in turn each keep theirs warm, up to a bound
+on the processes (and memory) a quiet pool holds."""
 _MAX_PREPARED = 16
 """Unanswered prepare requests one idle worker may hold (its answers must never fill the pipe)."""
 
@@ -199,9 +202,9 @@ class WorkerPool:
 
     def _over_idle(self, owner: str | None) -> WorkerProcess | None:
         """The idle worker to stop now that one of ``owner`` came back, if too many are idle: spares
-        beyond ``spares``, or the least recently used owned one beyond ``max_in_use``. Lock held."""
+        beyond ``spares``, or the least recently used owned one beyond four per call worker. Lock held."""
         same = [w for w in self._idle if (w.owner is None) == (owner is None)]
-        if len(same) <= (self._spares if owner is None else self._max_in_use):
+        if len(same) <= (self._spares if owner is None else self._max_in_use * _IDLE_PER_CALL_WORKER):
             return None
         self._idle.remove(same[0])
         return same[0]
