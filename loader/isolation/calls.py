@@ -27,7 +27,7 @@ from .ledger import ModuleLedger, ModuleVersion
 from .messages import CallReply, CallRequest, CleanupRequest, ModuleEntry, PrepareRequest
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import decode_value, encode_value, json_safe_state, wire_limit
+from .protocol import MessageTooLarge, decode_value, encode_value, json_safe_state, wire_limit
 
 __all__ = ["CallRouter"]
 
@@ -173,6 +173,13 @@ class CallRouter:
                 tool_use_id,
                 f"Error: the result of tool {tool_name} is more than {exc.limit:,} bytes to send, over the "
                 f"limit of {limit:,} bytes (max_result_bytes); its worker process was stopped",
+            )
+        except MessageTooLarge as exc:  # nothing was sent: the worker is as it was
+            healthy = True
+            return error_result(
+                tool_use_id,
+                f"Error: the call of tool {tool_name} is {exc.size:,} bytes to send to its worker, "
+                f"over the limit of {exc.limit:,} bytes",
             )
         finally:
             self.pool.release(worker, healthy=healthy)

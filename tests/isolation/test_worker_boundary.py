@@ -155,8 +155,9 @@ def test_a_tool_that_replaces_its_workers_call_function_never_sees_another_files
 def test_one_files_pile_of_slow_calls_leaves_a_worker_for_the_others(
     boundary_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
-    """Twelve calls of a slow tool in flight: ``echo`` still answers at once (before: it waited for a
-    slow call to end, as the slow tool held every call worker)."""
+    """Twelve calls of an 8 s tool in flight: ``echo`` still answers at once (before: it waited for a
+    slow call to end, as the slow tool held every call worker). The bound leaves room for a loaded
+    machine, where seven workers starting at once slow everything a little."""
     ld = make_loader(boundary_dir)
     assert call_text(ld, "echo", {"text": "warm"}) == "warm"
     assert call_text(ld, "slow", {"seconds": 0}) == "slept"
@@ -164,7 +165,7 @@ def test_one_files_pile_of_slow_calls_leaves_a_worker_for_the_others(
     marks.mkdir()
     callers = [
         threading.Thread(
-            target=lambda: ld.registry.invoke("slow", {"seconds": 6, "started": str(marks)}), daemon=True
+            target=lambda: ld.registry.invoke("slow", {"seconds": 8, "started": str(marks)}), daemon=True
         )
         for _ in range(12)
     ]
@@ -176,9 +177,7 @@ def test_one_files_pile_of_slow_calls_leaves_a_worker_for_the_others(
     )
     started = time.monotonic()
     assert call_text(ld, "echo", {"text": "still here"}) == "still here"
-    assert time.monotonic() - started < 1.5
-    for caller in callers:
-        caller.join(60)
+    assert time.monotonic() - started < 3.0  # the slow calls still run (closing the loader ends them)
 
 
 def test_an_import_reply_over_the_wire_limit_is_a_load_error_and_its_worker_is_stopped(
@@ -225,7 +224,7 @@ def test_serve_keeps_serving_and_ends_on_sigterm_after_calls_that_left_half_a_fr
         "--isolation",
         isolation,
         "--call-timeout",
-        "2",
+        "6",
         wait_ready=True,
     ) as served:
         with ThreadPoolExecutor(8) as callers:
@@ -237,6 +236,28 @@ def test_serve_keeps_serving_and_ends_on_sigterm_after_calls_that_left_half_a_fr
         assert get(served.base + "/readyz").status == 200
         served.process.send_signal(signal.SIGTERM)
         assert served.process.wait(DEADLINE) == 0
+
+
+def test_over_mcp_a_pile_of_slow_calls_leaves_echo_answering(
+    boundary_dir: Path, tmp_path: Path, isolation: str
+) -> None:
+    """Before: 50 slow calls over MCP made ``echo`` fail at its timeout in sandbox mode."""
+    marks = tmp_path / "started"
+    marks.mkdir()
+    allow = ("--sandbox-allow-write", str(marks)) if isolation == "sandbox" else ()
+    with serve_http(
+        boundary_dir, tmp_path, "--stateless", "--isolation", isolation, *allow, wait_ready=True
+    ) as served:
+        assert _post_call(served, "echo", {"text": "warm"}, 1)["content"][0]["text"] == "warm"
+        pile = ThreadPoolExecutor(12)
+        arguments = {"seconds": 8, "started": str(marks)}
+        for n in range(12):
+            pile.submit(_post_call, served, "slow", arguments, 100 + n)
+        pile.shutdown(wait=False)
+        eventually(lambda: len(list(marks.iterdir())) >= 7, timeout=30, message="7 slow calls never started")
+        started = time.monotonic()
+        echoed = _post_call(served, "echo", {"text": "fair"}, 200)
+        assert time.monotonic() - started < 3.0 and echoed["content"][0]["text"] == "fair"
 
 
 def test_readyz_reports_a_pool_whose_workers_cannot_start_until_one_starts_again(
@@ -260,3 +281,20 @@ def test_readyz_reports_a_pool_whose_workers_cannot_start_until_one_starts_again
     ld.scan()  # its import starts a worker again
     assert call_text(ld, "echo", {"text": "back"}) == "back"
     assert readiness.report().ready and readiness.report().workers is None
+
+
+def test_a_call_over_the_frame_limit_is_an_error_result_not_an_exception(
+    boundary_dir: Path, make_loader: Callable[..., ToolLoader], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Frames are bounded towards the worker too. Before: the result said only ``MessageTooLarge`` and
+    the worker, which had been sent nothing, was stopped all the same."""
+    from loader.isolation import protocol
+
+    ld = make_loader(boundary_dir)
+    assert call_text(ld, "echo", {"text": "warm"}) == "warm"
+    replaced = _backend(ld).pool.replaced
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", 200_000)
+    result = ld.registry.invoke("echo", {"text": "x" * 300_000})
+    assert result["status"] == "error" and "over the limit of 200,000 bytes" in _text(result), _text(result)
+    assert call_text(ld, "echo", {"text": "small"}) == "small"
+    assert _backend(ld).pool.replaced == replaced
