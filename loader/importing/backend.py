@@ -107,6 +107,10 @@ class LoadBackend(Protocol):
         """Release threads, processes and loaded modules."""
         ...
 
+    def serving_problem(self) -> str | None:
+        """Why tools cannot be called now (no worker process starts, say), for the probes; None: they can."""
+        ...
+
 
 class InProcessBackend:
     """Imports into this interpreter, on a worker thread with a deadline (the default)."""
@@ -177,6 +181,10 @@ class InProcessBackend:
 
     def pause(self) -> None:
         self._worker.release_idle()
+
+    def serving_problem(self) -> None:
+        """Calls run in the loader's own process: nothing here can stop them."""
+        return None
 
     def close(self) -> None:
         self._worker.close()

@@ -26,7 +26,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..importing.backend import Discover, Load
 from ..importing.importer import ToolImporter
@@ -35,10 +35,11 @@ from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from ..types import AgentTool
 from .calls import CallRouter
 from .description_wire import description_from_wire
-from .errors import WorkerCrashed, WorkerStartError, WorkerTimeout
+from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .host import harden_host
 from .importers import ImportWorkers
 from .ledger import ModuleLedger, ModuleVersion
+from .messages import LoadReply, LoadRequest, WorkerSettings
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
 from .process import WorkerProcess
@@ -92,15 +93,15 @@ class ProcessBackend:
         tag = f"p{next(_backend_counter)}"
         # Names only: this importer never executes tool code in the loader's process.
         self._names = ToolImporter(roots, tag=tag)
-        settings: dict[str, Any] = {
-            "tag": tag,
-            "roots": [str(r) for r in roots],
-            "builtin_plugins": builtin_plugins,
-            "entry_point_plugins": entry_point_plugins,
-            "max_memory_mb": self.options.max_memory_mb,
-            "subreaper": self.options.max_processes is not None or sandbox is not None,
-            "max_result_bytes": self.options.max_result_bytes,
-        }
+        settings = WorkerSettings(
+            tag=tag,
+            roots=[str(r) for r in roots],
+            builtin_plugins=builtin_plugins,
+            entry_point_plugins=entry_point_plugins,
+            max_memory_mb=self.options.max_memory_mb,
+            subreaper=self.options.max_processes is not None or sandbox is not None,
+            max_result_bytes=self.options.max_result_bytes,
+        )
         env = worker_environment(self.options.worker_env)
         cwd = working_directory(roots)
         self._scratch: Path | None = None
@@ -145,7 +146,7 @@ class ProcessBackend:
         self._jobs = ImportPool("tool-loader-process-import", max_threads=MAX_IMPORT_WORKERS)
         self.pool.warm()
 
-    def _start_worker(self, settings: dict[str, Any], env: dict[str, str], cwd: Path) -> WorkerProcess:
+    def _start_worker(self, settings: WorkerSettings, env: dict[str, str], cwd: Path) -> WorkerProcess:
         """A new worker; in sandbox mode with a scratch folder of its own (its ``TMPDIR`` and ``HOME``)."""
         prefix = self.options.command_prefix
         policy = settings.get("sandbox")
@@ -155,6 +156,10 @@ class ProcessBackend:
         policy = {**policy, "write": [str(scratch), *policy["write"][1:]]}
         own_env = {**env, "TMPDIR": str(scratch), "HOME": str(scratch)}
         return WorkerProcess({**settings, "sandbox": policy}, own_env, cwd, prefix, scratch=scratch)
+
+    def serving_problem(self) -> str | None:
+        """Why calls cannot be served now (the health probes report it), or None."""
+        return self.pool.problem()
 
     # ------------------------------------------------------------ names (local)
     @property
@@ -260,7 +265,7 @@ class ProcessBackend:
         source: bytes,
         content_hash: str,
         timeout: float,
-    ) -> tuple[tuple[ModuleVersion, ...], dict[str, Any]]:
+    ) -> tuple[tuple[ModuleVersion, ...], LoadReply]:
         """One import request to ``worker``, handed back to the import workers whatever happens."""
         with self._lock:
             known = worker.known
@@ -269,21 +274,21 @@ class ProcessBackend:
                 for v in self._ledger.recipe(module_name, include_self=False)
                 if known.get(v.name) != v.serial
             ]
-            message = {
-                "op": "load",
-                "path": str(path),
-                "module": module_name,
-                "source": encode_value(source),
-                "hash": content_hash,
-                "preload": preload,
-                "serial_base": self._ledger.reserve_serials(),
-                "begin": worker.batch != self._batch,
-                "forget": sorted(worker.forgotten),
-            }
+            message = LoadRequest(
+                op="load",
+                path=str(path),
+                module=module_name,
+                source=encode_value(source),
+                hash=content_hash,
+                preload=preload,
+                serial_base=self._ledger.reserve_serials(),
+                begin=worker.batch != self._batch,
+                forget=sorted(worker.forgotten),
+            )
             worker.batch = self._batch
             worker.forgotten.clear()
         try:
-            reply = worker.request(message, timeout)
+            reply = cast(LoadReply, worker.request(message, timeout))
         except WorkerTimeout:
             line, stack = worker.stack_in(path)
             self._importers.release(worker, healthy=False)
@@ -307,6 +312,18 @@ class ProcessBackend:
                     None,
                 )
             ) from None
+        except WorkerSentTooMuch as exc:
+            self._importers.release(worker, healthy=False)
+            raise RemoteLoadError(
+                LoadErrorInfo(
+                    "WorkerSentTooMuch",
+                    f"the import worker's reply is more than {exc.limit:,} bytes, over what the loader reads "
+                    "from a worker (twice max_result_bytes and 1 MiB); the worker was stopped and the last "
+                    "good version keeps serving",
+                    str(path),
+                    None,
+                )
+            ) from None
         except BaseException:
             self._importers.release(worker, healthy=False)
             raise
@@ -318,7 +335,7 @@ class ProcessBackend:
         self._importers.release(worker, healthy=True)
         return recipe, reply
 
-    def _absorb(self, worker: WorkerProcess, reply: dict[str, Any]) -> None:
+    def _absorb(self, worker: WorkerProcess, reply: LoadReply) -> None:
         """Record what the import worker ran and who imports whom now (lock held)."""
         for name, serial, path_text, source in reply.get("executed", []):
             self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), decode_value(source)))

@@ -1,10 +1,12 @@
 """Running a call in a worker process and turning every way it can end into a ``ToolResult``.
 
-A call takes one worker for itself, sends the tool's recipe (only the module
-sources that worker has not run yet) with the ``ToolUse``, relays stream events,
-and returns the result. If the worker dies, overruns the call timeout or the
-caller cancels, the worker is killed and replaced and the caller gets an error
-result: a tool's fault never raises out of here.
+A call takes one worker of its tool file for itself (``pool``: a worker serves
+one file for its whole life; ``file_share``: one file never holds every worker),
+sends the tool's recipe (only the module sources that worker has not run yet)
+with the ``ToolUse``, relays stream events, and returns the result. If the
+worker dies, overruns the call timeout or the caller cancels, the worker is
+killed and replaced and the caller gets an error result: a tool's fault never
+raises out of here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..calls.tracing import trace_carrier
 from ..errors import ToolCallTimeout
@@ -22,9 +24,10 @@ from ..types import ToolResult, ToolUse
 from .context_relay import REQUEST, answer_request, context_offer
 from .errors import WorkerCrashed, WorkerError, WorkerSentTooMuch, WorkerTimeout, tool_raised
 from .ledger import ModuleLedger, ModuleVersion
+from .messages import CallReply, CallRequest, CleanupRequest, ModuleEntry, PrepareRequest
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import decode_value, encode_value, json_safe_state, wire_limit
+from .protocol import MessageTooLarge, decode_value, encode_value, json_safe_state, wire_limit
 
 __all__ = ["CallRouter"]
 
@@ -52,7 +55,11 @@ class CallRouter:
         self.max_result_bytes = max_result_bytes
         self.max_processes = max_processes
         self.max_concurrent_per_tool = max_concurrent_per_tool
+        self.file_share = max(1, pool.max_in_use - 1)
+        """Calls of one tool file's tools running at once: fewer than the call workers, so another file's
+        tools always find one free (fair share; the file's further calls wait in line)."""
         self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._shares: dict[str, threading.BoundedSemaphore] = {}
         self._slots_lock = threading.Lock()
         self._wire_limit = wire_limit(max_result_bytes)
 
@@ -75,31 +82,44 @@ class CallRouter:
         tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
-        slot = self._slot(tool_name)
+        owner = str(recipe[-1].path)
+        slot = self._slot(self._slots, tool_name, self.max_concurrent_per_tool)
         if not _wait_for(slot, deadline, cancel):
             waited = ToolCallTimeout(
                 tool_name, timeout or 0.0, started=False, max_concurrent=self.max_concurrent_per_tool
             )
             return exception_result(tool_use_id, waited)
         try:
-            return self._call_in_worker(
-                tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
-            )
+            share = self._slot(self._shares, owner, self.file_share)
+            if not _wait_for(share, deadline, cancel):
+                waited = ToolCallTimeout(
+                    tool_name, timeout or 0.0, started=False, max_concurrent=self.file_share
+                )
+                return exception_result(tool_use_id, waited)
+            try:
+                return self._call_in_worker(
+                    tool_name, owner, recipe, tool_use, invocation_state, on_event, cancel, deadline
+                )
+            finally:
+                share.release()
         finally:
             slot.release()
 
-    def _slot(self, tool_name: str) -> threading.BoundedSemaphore:
-        """The slots of one tool: as in-process, a tool runs at most ``max_concurrent_per_tool`` calls
-        at once (its calls beyond wait in line within their timeout), so it cannot take every worker."""
+    def _slot(
+        self, slots: dict[str, threading.BoundedSemaphore], key: str, size: int
+    ) -> threading.BoundedSemaphore:
+        """The slots of one tool (as in-process, at most ``max_concurrent_per_tool`` calls at once) or of
+        one tool file (its fair share of the workers); calls beyond wait in line within their timeout."""
         with self._slots_lock:
-            slot = self._slots.get(tool_name)
+            slot = slots.get(key)
             if slot is None:
-                slot = self._slots[tool_name] = threading.BoundedSemaphore(self.max_concurrent_per_tool)
+                slot = slots[key] = threading.BoundedSemaphore(size)
             return slot
 
     def _call_in_worker(
         self,
         tool_name: str,
+        owner: str,
         recipe: tuple[ModuleVersion, ...],
         tool_use: ToolUse,
         invocation_state: dict[str, Any] | None,
@@ -110,7 +130,8 @@ class CallRouter:
         tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         try:
-            worker = self.pool.acquire(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            worker = self.pool.acquire(wait, owner=owner)
         except WorkerTimeout:
             return error_result(
                 tool_use_id,
@@ -153,6 +174,13 @@ class CallRouter:
                 f"Error: the result of tool {tool_name} is more than {exc.limit:,} bytes to send, over the "
                 f"limit of {limit:,} bytes (max_result_bytes); its worker process was stopped",
             )
+        except MessageTooLarge as exc:  # nothing was sent: the worker is as it was
+            healthy = True
+            return error_result(
+                tool_use_id,
+                f"Error: the call of tool {tool_name} is {exc.size:,} bytes to send to its worker, "
+                f"over the limit of {exc.limit:,} bytes",
+            )
         finally:
             self.pool.release(worker, healthy=healthy)
         if raised is not None:
@@ -178,24 +206,24 @@ class CallRouter:
         in_recipe = {v.name for v in recipe}
         sync = tuple(v for v in sync if v.name not in in_recipe)
         serial = recipe[-1].serial
-        message: dict[str, Any] = {
-            "op": "call",
-            "sync": [_entry(v, known) for v in sync],
-            "drop": list(dropped),
-            "build": [_entry(v, known) for v in recipe],
-            "serial": serial,
-            "tool": tool_name,
-            "tool_use": encode_value(tool_use),
-            "state": json_safe_state(invocation_state),
-            "stream": on_event is not None,
-        }
+        request = CallRequest(
+            op="call",
+            sync=[_entry(v, known) for v in sync],
+            drop=list(dropped),
+            build=[_entry(v, known) for v in recipe],
+            serial=serial,
+            tool=tool_name,
+            tool_use=encode_value(tool_use),
+            state=json_safe_state(invocation_state),
+            stream=on_event is not None,
+        )
         carrier = trace_carrier()  # the caller's trace, so the tool's own spans join it
         if carrier is not None:
-            message["trace"] = carrier
+            request["trace"] = carrier
         offer = context_offer(invocation_state)
         if offer is not None:
-            message[REQUEST] = offer
-        worker.send(message)
+            request["context"] = offer  # context_relay.REQUEST
+        worker.send(request)
         message = self._answer(worker, deadline, cancel, on_event, invocation_state)
         result = decode_value(message.get("result"))
         if message.get("prepared", True):
@@ -226,7 +254,7 @@ class CallRouter:
         cancel: threading.Event | None,
         on_event: Callable[[Any], None] | None,
         invocation_state: dict[str, Any] | None,
-    ) -> dict[str, Any]:
+    ) -> CallReply:
         """The call's final message; stream events and context requests on the way are handled."""
         cancelled = cancel.is_set if cancel is not None else None
         while True:
@@ -238,21 +266,21 @@ class CallRouter:
             if REQUEST in message:  # the tool's context call (see context_relay)
                 worker.send(answer_request(invocation_state, message[REQUEST]))
                 continue
-            return message
+            return cast(CallReply, message)
 
     def prepare(self, recipe: tuple[ModuleVersion, ...]) -> None:
-        """Have an idle worker build a new version now, so its first call does not pay for the import.
+        """Have the file's idle worker build a new version now, so its next call does not pay for the import.
 
         Fire and forget: the request is sent without waiting; the worker's answer
         is read by whoever takes the worker next (it is the first to be handed out).
         """
-        worker = self.pool.try_acquire_ready()
+        worker = self.pool.try_acquire_ready(str(recipe[-1].path))
         if worker is None:
             return
         healthy = True
         try:
             build = [_entry(v, worker.known) for v in recipe]
-            worker.send({"op": "prepare", "build": build, "serial": recipe[-1].serial})
+            worker.send(PrepareRequest(op="prepare", build=build, serial=recipe[-1].serial))
             worker.prepared.append((recipe[-1].serial, {v.name: v.serial for v in recipe}))
         except WorkerError:
             healthy = False
@@ -261,10 +289,12 @@ class CallRouter:
 
     def cleanup(self, tool_name: str, serial: int) -> None:
         """Run ``cleanup()`` of this tool version in every worker that made an instance of it."""
-        self.pool.tell(lambda w: serial in w.built, {"op": "cleanup", "serial": serial, "tool": tool_name})
+        self.pool.tell(
+            lambda w: serial in w.built, CleanupRequest(op="cleanup", serial=serial, tool=tool_name)
+        )
 
 
-def _entry(version: ModuleVersion, known: dict[str, int]) -> list[Any]:
+def _entry(version: ModuleVersion, known: dict[str, int]) -> ModuleEntry:
     """A module version as a worker takes it: its source only if the worker does not hold it."""
     source = None if known.get(version.name) == version.serial else encode_value(version.source)
     return [version.name, version.serial, str(version.path), source]

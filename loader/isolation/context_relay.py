@@ -29,6 +29,7 @@ from ..context.codec import (
 from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..errors import ContextAnswerError, ContextUnavailableError, InputRequired
+from .messages import Message
 from .protocol import Channel, decode_value, encode_value
 
 __all__ = [
@@ -142,7 +143,7 @@ class PipeContextHandlers(ContextHandlers):
         return reply.get("ok")
 
 
-def install_pipe_handlers(channel: Channel, message: dict[str, Any], state: dict[str, Any]) -> None:
+def install_pipe_handlers(channel: Channel, message: Message, state: dict[str, Any]) -> None:
     """Give a worker call's tool the pipe handlers, when its caller gave handlers."""
     offer = message.get(REQUEST)
     if isinstance(offer, dict):

@@ -12,12 +12,13 @@ from typing import Any
 from ..tools.description import ToolDescription
 from ..tools.metadata import ToolMetadata
 from ..types import ToolExample
+from .messages import ToolMessage
 from .protocol import decode_value, encode_value
 
 __all__ = ["description_from_wire", "description_to_wire"]
 
 
-def description_to_wire(description: ToolDescription) -> dict[str, Any]:
+def description_to_wire(description: ToolDescription) -> ToolMessage:
     """A tool's description as the import worker sends it: plain data, bytes encoded."""
     metadata = description.metadata
     return {
@@ -38,7 +39,7 @@ def description_to_wire(description: ToolDescription) -> dict[str, Any]:
     }
 
 
-def description_from_wire(data: dict[str, Any]) -> ToolDescription:
+def description_from_wire(data: ToolMessage) -> ToolDescription:
     """The inverse of ``description_to_wire``."""
     raw_metadata = data.get("metadata")
     return ToolDescription(

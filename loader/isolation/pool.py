@@ -1,9 +1,13 @@
 """The supervised warm pool: worker processes started ahead of need, replaced when they die.
 
 Each worker serves one user at a time (the import role, or one call), so a call
-that crashes or hangs harms that call only. Idle workers are kept up to
-``spare_workers`` beyond what is in use, so a save or a call never waits for an
-interpreter to start, and a crashed worker's replacement is already warm.
+that crashes or hangs harms that call only. A call worker belongs to one tool
+file (its ``owner``, a trust unit) for its whole life: it is handed out only for
+calls of that file's tools, so nothing one file's call leaves in a process (a
+patched function, a global) is ever seen by another file's call. Unowned
+spares are kept up to ``spare_workers``, so neither a save nor a call waits for
+an interpreter to start; an idle owned worker is kept for its file's next call
+(at most four per call worker, the least recently used stopped first).
 """
 
 from __future__ import annotations
@@ -13,9 +17,9 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from .errors import WorkerError, WorkerStartError, WorkerTimeout
+from .messages import Request
 from .process import WorkerProcess
 from .protocol import ChannelClosed
 
@@ -25,16 +29,17 @@ logger = logging.getLogger(__name__)
 
 _STARTS_KILLED = 3
 """New workers killed by a signal before they were ready, in a row, before a caller is told."""
+_STARTS_FAILED = 3
+"""Worker starts failing in a row before the pool reports that it cannot serve (``problem``)."""
+_IDLE_PER_CALL_WORKER = 4
+"""Idle owned workers kept per call worker: files called in turn each keep theirs warm, up to a bound
+on the processes (and memory) a quiet pool holds."""
 _MAX_PREPARED = 16
 """Unanswered prepare requests one idle worker may hold (its answers must never fill the pipe)."""
 
 
 class WorkerPool:
-    """Hands out ready workers; takes them back healthy (kept) or not (killed and replaced).
-
-    After a burst of concurrent calls, idle workers beyond ``spares + 1`` are
-    stopped as they come back, so the pool shrinks to its warm size.
-    """
+    """Hands out ready workers; takes them back healthy (kept) or not (killed and replaced)."""
 
     def __init__(
         self,
@@ -57,6 +62,13 @@ class WorkerPool:
         self._closed = False
         self.replaced = 0
         """How many workers were thrown away unhealthy (crashed, stuck, cancelled)."""
+        self._failed_starts: list[str] = []
+        """Why each worker start since the last good one failed."""
+
+    @property
+    def max_in_use(self) -> int:
+        """Most workers running calls at once."""
+        return self._max_in_use
 
     def _start(self) -> WorkerProcess:
         return self._spawner.submit(self._factory).result()
@@ -75,11 +87,15 @@ class WorkerPool:
                 logger.exception("could not start a spare worker")
                 return
 
-    def acquire(self, timeout: float | None, *, role_limit: bool = True) -> WorkerProcess:
+    def acquire(
+        self, timeout: float | None, *, owner: str | None = None, role_limit: bool = True
+    ) -> WorkerProcess:
         """A ready worker, for one user; ``WorkerTimeout`` if none frees up in time.
 
-        ``role_limit`` counts the worker against ``max_in_use`` (calls do; the
-        import role does not, so imports never wait for calls). A spare that died
+        ``owner`` (a tool file) gets its own idle worker, or a spare that becomes
+        its own; None gets a spare, which stays unowned. ``role_limit`` counts the
+        worker against ``max_in_use`` (calls do; the import role does not, so
+        imports never wait for calls). A spare that died
         while idle (an OOM killer, a stray ``kill``) is dropped and replaced,
         never handed out; a new worker killed by a signal before it was ready is
         retried too. Only a worker that cannot start (it said why, or exited by
@@ -88,60 +104,78 @@ class WorkerPool:
         deadline = None if timeout is None else time.monotonic() + timeout
         killed_at_start = 0
         while True:
-            with self._lock:
-                while True:
-                    if self._closed:
-                        raise WorkerError("the worker pool is closed")
-                    if not role_limit or len(self._in_use) < self._max_in_use:
-                        break
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        raise WorkerTimeout(f"all {self._max_in_use} call workers stayed busy")
-                    self._lock.wait(remaining)
-                worker = self._take_idle()
-                fresh = worker is None
-                if worker is None:
-                    worker = self._start()
-                if role_limit:
-                    self._in_use.add(worker)
-                self._top_up()
+            worker, fresh = self._hand_out(deadline, owner, role_limit)
+            remaining = self._start_timeout if deadline is None else max(0.1, deadline - time.monotonic())
             try:
-                remaining = self._start_timeout if deadline is None else max(0.1, deadline - time.monotonic())
                 worker.wait_ready(min(remaining, self._start_timeout))
-            except WorkerStartError:
+            except WorkerStartError as exc:
                 self.release(worker, healthy=False)
-                if fresh and not worker.killed_by_signal():
+                if remaining < self._start_timeout and deadline is not None and time.monotonic() >= deadline:
+                    raise WorkerTimeout("the caller's time ran out while a worker started") from None
+                with self._lock:
+                    self._failed_starts = [*self._failed_starts[-(_STARTS_FAILED - 1) :], str(exc)]
+                killed_at_start += fresh and worker.killed_by_signal()
+                if fresh and (not worker.killed_by_signal() or killed_at_start >= _STARTS_KILLED):
                     raise
-                if fresh:
-                    killed_at_start += 1
-                    if killed_at_start >= _STARTS_KILLED:
-                        raise
                 continue
             if worker.alive():
+                with self._lock:
+                    self._failed_starts = []
                 return worker
             self.release(worker, healthy=False)
 
-    def _take_idle(self) -> WorkerProcess | None:
-        """The most recently used live idle worker that is ready (it holds the most built tools), else
-        any live one; idle workers that died are dropped (``_top_up`` replaces them). Lock held."""
+    def _hand_out(
+        self, deadline: float | None, owner: str | None, role_limit: bool
+    ) -> tuple[WorkerProcess, bool]:
+        """A worker for ``owner`` once one may be in use (``acquire``), and whether it was started for it."""
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise WorkerError("the worker pool is closed")
+                if not role_limit or len(self._in_use) < self._max_in_use:
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise WorkerTimeout(f"all {self._max_in_use} call workers stayed busy")
+                self._lock.wait(remaining)
+            worker = self._take_idle(owner)
+            fresh = worker is None
+            if worker is None:
+                worker = self._start()
+            worker.owner = owner
+            if role_limit:
+                self._in_use.add(worker)
+            self._top_up()
+            return worker, fresh
+
+    def _take_idle(self, owner: str | None) -> WorkerProcess | None:
+        """``owner``'s most recently used live idle worker, else a spare (a ready one first); idle
+        workers that died are dropped (``_top_up`` replaces them). Lock held."""
         for worker in [w for w in self._idle if not w.alive()]:
             self._idle.remove(worker)
             self.replaced += 1
             how = worker.exit_description()
             worker.kill()
             logger.warning("pid=<%s> | idle worker died (%s); replacing it", worker.pid, how)
-        for worker in reversed(self._idle):
-            if worker.ready_now():
-                self._idle.remove(worker)
-                return worker
-        return self._idle.pop() if self._idle else None
+        for wanted in (owner, None) if owner is not None else (None,):
+            mine = [w for w in self._idle if w.owner == wanted]
+            for worker in reversed(mine):
+                if worker.ready_now():
+                    self._idle.remove(worker)
+                    return worker
+            if mine:
+                self._idle.remove(mine[-1])
+                return mine[-1]
+        return None
 
-    def try_acquire_ready(self) -> WorkerProcess | None:
-        """An idle worker that is ready now, without waiting or starting one (None if there is none)."""
+    def try_acquire_ready(self, owner: str) -> WorkerProcess | None:
+        """An idle worker of ``owner`` that is ready now, without waiting or starting one (else None)."""
         with self._lock:
             if self._closed or len(self._in_use) >= self._max_in_use:
                 return None
             for worker in reversed(self._idle):
+                if worker.owner != owner:
+                    continue
                 if worker.ready_now() and worker.alive() and len(worker.prepared) < _MAX_PREPARED:
                     self._idle.remove(worker)
                     self._in_use.add(worker)
@@ -154,16 +188,29 @@ class WorkerPool:
             worker.stop_strays()
         if healthy and worker.pending:
             healthy = self._flush(worker)
+        evicted: WorkerProcess | None = None
         with self._lock:
             self._in_use.discard(worker)
-            if healthy and not self._closed and worker.alive() and len(self._idle) <= self._spares:
+            if healthy and not self._closed and worker.alive():
                 self._idle.append(worker)  # kept warm, with the tool versions it has built
+                evicted = self._over_idle(worker.owner)
             else:
                 if not healthy:
                     self.replaced += 1
                 worker.kill()
                 self._top_up()
             self._lock.notify_all()
+        if evicted is not None:
+            evicted.kill()
+
+    def _over_idle(self, owner: str | None) -> WorkerProcess | None:
+        """The idle worker to stop now that one of ``owner`` came back, if too many are idle: spares
+        beyond ``spares``, or the least recently used owned one beyond four per call worker. Lock held."""
+        same = [w for w in self._idle if (w.owner is None) == (owner is None)]
+        if len(same) <= (self._spares if owner is None else self._max_in_use * _IDLE_PER_CALL_WORKER):
+            return None
+        self._idle.remove(same[0])
+        return same[0]
 
     def _flush(self, worker: WorkerProcess) -> bool:
         """Send the requests queued for this worker while it was busy (cleanups)."""
@@ -177,7 +224,7 @@ class WorkerPool:
                 return False
         return True
 
-    def tell(self, wanted: Callable[[WorkerProcess], bool], message: dict[str, Any]) -> None:
+    def tell(self, wanted: Callable[[WorkerProcess], bool], message: Request) -> None:
         """Send ``message`` to every matching worker: idle ones now, busy ones when handed back."""
         with self._lock:
             idle = [w for w in self._idle if wanted(w)]
@@ -216,6 +263,18 @@ class WorkerPool:
                     continue
                 if answered:
                     worker.stop_strays()
+
+    def problem(self) -> str | None:
+        """Why this pool cannot serve calls now (None: it can): closed, or its last worker starts all
+        failed. Calls keep trying to start workers, so the pool recovers once one starts again."""
+        with self._lock:
+            if self._closed:
+                return "the worker pool is closed"
+            if len(self._failed_starts) >= _STARTS_FAILED:
+                return (
+                    f"the last {_STARTS_FAILED} worker processes failed to start ({self._failed_starts[-1]})"
+                )
+        return None
 
     def workers(self) -> list[WorkerProcess]:
         """Every worker of the pool now, idle or in use by a call."""

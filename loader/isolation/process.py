@@ -23,15 +23,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
-from .protocol import MAX_MESSAGE_BYTES, Channel, ChannelClosed, MessageTooLarge
+from .messages import Hello, Message, Request, WorkerSettings
+from .protocol import Channel, ChannelClosed, ChannelTimeout, MessageTooLarge, wire_limit
 from .tree import kill_descendants, kill_tree
 
-__all__ = ["LOADER_HOME", "WorkerProcess", "worker_sys_path"]
+__all__ = ["FRAME_SECONDS", "LOADER_HOME", "WorkerProcess", "worker_sys_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,10 @@ _BOOT: Final = (
 )
 _RELAY_CHUNK: Final = 65536
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+FRAME_SECONDS: Final = 10.0
+"""How long a worker has to finish a message once it has begun one, or to take one the loader sends:
+a frame is a pipe write, so only a worker that stopped half-way (a tool writing to the pipe) misses it."""
+
 _MAX_STACK_BYTES: Final = 64 * 1024
 """The most of a stuck worker's stacks the loader reads (faulthandler's are a few KB)."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -112,7 +116,7 @@ class WorkerProcess:
 
     def __init__(
         self,
-        settings: dict[str, Any],
+        settings: WorkerSettings,
         env: dict[str, str],
         cwd: Path,
         prefix: tuple[str, ...] = (),
@@ -121,6 +125,8 @@ class WorkerProcess:
     ) -> None:
         self.scratch = scratch
         """Sandbox mode: the worker's own writable folder, removed with the worker."""
+        self.reply_limit = wire_limit(settings.get("max_result_bytes"))
+        """The longest message read from this worker (any reply: a call's, an import's, an ack)."""
         fault_read, fault_write = os.pipe()
         os.set_blocking(fault_read, False)
         try:
@@ -152,8 +158,9 @@ class WorkerProcess:
         threading.Thread(
             target=_relay_lines, args=(self.process.stderr,), name="tool-loader-worker-stderr", daemon=True
         ).start()
-        reader = Connection(os.dup(self.process.stdout.fileno()), writable=False)
-        writer = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        reader = os.dup(self.process.stdout.fileno())
+        writer = os.dup(self.process.stdin.fileno())
+        os.set_blocking(writer, False)  # a worker that stops reading cannot hold the loader's thread
         self.process.stdin.close()
         self.process.stdout.close()
         self.channel = Channel(reader, writer)
@@ -163,10 +170,12 @@ class WorkerProcess:
         """Module versions (name → serial) this worker holds, as confirmed by its answers."""
         self.built: set[int] = set()
         """Tool-module versions this worker has made tool instances of (for ``cleanup``)."""
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[Request] = []
         """Requests (cleanups) to send once the current user hands the worker back."""
         self.prepared: list[tuple[int, dict[str, int]]] = []
         """Prepare requests sent without waiting: (tool serial, versions it builds), answered in order."""
+        self.owner: str | None = None
+        """The tool file whose calls this worker serves, for its whole life (None: a spare, an importer)."""
         self.synced = 0
         """The ledger epoch this worker's modules were last brought up to (call role)."""
         self.batch = -1
@@ -229,7 +238,10 @@ class WorkerProcess:
             if not self.channel.poll(timeout):
                 self.kill()
                 raise WorkerStartError(f"worker process {self.pid} did not start within {timeout:g} s")
-            hello = self.channel.receive()
+            hello = cast(Hello, self.channel.receive(self.reply_limit, time.monotonic() + FRAME_SECONDS))
+        except ChannelTimeout as exc:
+            self.kill()
+            raise WorkerStartError(f"worker process {self.pid} sent half a message at start") from exc
         except ChannelClosed as exc:
             raise WorkerStartError(
                 f"worker process {self.pid} exited at start ({self.exit_description()})"
@@ -252,7 +264,7 @@ class WorkerProcess:
             return False
         return self.ready
 
-    def request(self, message: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    def request(self, message: Request, timeout: float | None) -> dict[str, Any]:
         """Send one request and return its answer (no intermediate messages expected)."""
         self.send(message)
         return self.receive(None if timeout is None else time.monotonic() + timeout)
@@ -269,9 +281,12 @@ class WorkerProcess:
             else:
                 self.known.clear()
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Message) -> None:
+        """Send one request; ``WorkerTimeout`` if the worker does not take it in time (then stop it)."""
         try:
-            self.channel.send(message)
+            self.channel.send(message, deadline=time.monotonic() + FRAME_SECONDS)
+        except ChannelTimeout as exc:
+            raise WorkerTimeout(f"worker process {self.pid} stopped reading its requests") from exc
         except ChannelClosed as exc:
             raise self._crashed() from exc
 
@@ -279,17 +294,23 @@ class WorkerProcess:
         self,
         deadline: float | None,
         cancelled: Callable[[], bool] | None = None,
-        limit: int = MAX_MESSAGE_BYTES,
+        limit: int | None = None,
     ) -> dict[str, Any]:
         """The next message; ``WorkerTimeout`` past ``deadline``, ``WorkerCrashed`` if the worker died,
-        ``WorkerSentTooMuch`` for a message longer than ``limit`` bytes (never read)."""
+        ``WorkerSentTooMuch`` for a message longer than ``limit`` bytes (never read).
+
+        Once a message has begun it must be complete within ``FRAME_SECONDS`` (and
+        shortly after ``deadline``), or it counts as the worker not answering.
+        """
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if cancelled is not None:
                 wait = 0.2 if wait is None else min(wait, 0.2)
             try:
                 if self.channel.poll(wait):
-                    return self.channel.receive(limit)
+                    return self.channel.receive(limit or self.reply_limit, _frame_deadline(deadline))
+            except ChannelTimeout as exc:
+                raise WorkerTimeout(f"worker process {self.pid} stopped half-way through a message") from exc
             except MessageTooLarge as exc:
                 raise WorkerSentTooMuch(exc.limit) from exc
             except ChannelClosed as exc:
@@ -412,3 +433,12 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _frame_deadline(deadline: float | None) -> float:
+    """When a message that begins now must be complete: ``FRAME_SECONDS`` from now, and no later than
+    a second past the caller's own deadline."""
+    now = time.monotonic()
+    if deadline is None:
+        return now + FRAME_SECONDS
+    return min(now + FRAME_SECONDS, max(deadline, now) + 1.0)

@@ -1,7 +1,9 @@
 """The messages between the loader and its worker processes.
 
-Framing is ``multiprocessing.connection.Connection``: a length-prefixed
-message per ``send_bytes``, over a plain pipe, with ``poll`` for deadlines.
+Framing is a 4-byte big-endian length and that many bytes, over a plain pipe.
+Every frame is bounded (``MAX_MESSAGE_BYTES``; a call's reply by ``wire_limit``)
+and every read in the loader has a deadline, so a worker that stops half-way
+through a frame, or announces a huge one, costs its own worker and nothing else.
 The payload is JSON, not pickle, in both directions: unpickling what a worker
 sends would let tool code run in the loader's process, which would make any
 sandbox put around the worker (see the README) pointless. Bytes (image and
@@ -12,13 +14,20 @@ from __future__ import annotations
 
 import base64
 import json
-from multiprocessing.connection import Connection
+import math
+import os
+import select
+import struct
+import time
 from typing import Any, Final
+
+from .messages import Message
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
     "Channel",
     "ChannelClosed",
+    "ChannelTimeout",
     "MessageTooLarge",
     "decode_value",
     "encode_value",
@@ -30,10 +39,16 @@ MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 """A worker's message larger than this is refused rather than read into memory."""
 
 _BYTES_TAG: Final = "$bytes"
+_HEADER: Final = struct.Struct("!I")
+_CHUNK: Final = 1024 * 1024
 
 
 class ChannelClosed(Exception):
     """The other end went away (the worker exited, or the loader closed the pipe)."""
+
+
+class ChannelTimeout(Exception):
+    """A message was not complete (or not taken) by its deadline: the pipe is out of step from here on."""
 
 
 class MessageTooLarge(Exception):
@@ -95,40 +110,56 @@ def json_safe_state(state: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class Channel:
-    """One end of a worker pipe: JSON objects in, JSON objects out."""
+    """One end of a worker pipe: JSON objects in, JSON objects out, each a length-prefixed frame.
 
-    def __init__(self, reader: Connection, writer: Connection) -> None:
-        self._reader = reader
-        self._writer = writer
+    Reads never trust the other end to finish what it started: with a
+    ``deadline`` a frame that stops half-way raises ``ChannelTimeout`` (the
+    stream is then out of step, so the caller stops that worker), and a length
+    over ``limit`` is refused before its body is read. Writes to a
+    non-blocking end wait for room until their ``deadline`` the same way.
+    """
 
-    def send(self, message: dict[str, Any], limit: int | None = None) -> None:
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._closed = False
+
+    def send(self, message: Message, limit: int | None = None, deadline: float | None = None) -> None:
         """Send one message; ``ChannelClosed`` if the other end is gone, ``MessageTooLarge`` (nothing
-        sent) if it is longer than ``limit`` bytes."""
+        sent) if it is longer than ``limit`` bytes, ``ChannelTimeout`` if the other end took too little
+        of it by ``deadline``."""
         data = json.dumps(message, separators=(",", ":")).encode("utf-8")
-        if limit is not None and len(data) > limit:
-            raise MessageTooLarge(len(data), limit)
+        if len(data) > min(limit or MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES):
+            raise MessageTooLarge(len(data), min(limit or MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES))
+        view = memoryview(_HEADER.pack(len(data)) + data)
         try:
-            self._writer.send_bytes(data)
+            while view:
+                try:
+                    written = os.write(self._write_fd, view[:_CHUNK])
+                except BlockingIOError:
+                    self._wait(self._write_fd, select.POLLOUT, deadline)
+                    continue
+                view = view[written:]
         except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc)) from exc
 
     def poll(self, timeout: float | None) -> bool:
-        """Whether a message (or the end of the pipe) is ready within ``timeout`` seconds."""
+        """Whether a message (or the end of the pipe) starts within ``timeout`` seconds."""
         try:
-            return self._reader.poll(timeout)
+            return _ready(self._read_fd, select.POLLIN, timeout)
         except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc)) from exc
 
-    def receive(self, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+    def receive(self, limit: int = MAX_MESSAGE_BYTES, deadline: float | None = None) -> dict[str, Any]:
         """The next message; ``ChannelClosed`` at the end of the pipe or on a malformed message,
-        ``MessageTooLarge`` for one longer than ``limit`` bytes (its length is read, its body never)."""
+        ``MessageTooLarge`` for one longer than ``limit`` bytes (its length is read, its body never),
+        ``ChannelTimeout`` if it is not complete by ``deadline`` (a ``time.monotonic`` time)."""
         try:
-            data = self._reader.recv_bytes(limit)
-        except OSError as exc:
-            if "bad message length" in str(exc):
-                raise MessageTooLarge(None, limit) from exc
-            raise ChannelClosed(str(exc) or "end of pipe") from exc
-        except (EOFError, ValueError) as exc:
+            (size,) = _HEADER.unpack(self._read(_HEADER.size, deadline))
+            if size > limit:
+                raise MessageTooLarge(size, limit)
+            data = self._read(size, deadline)
+        except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc) or "end of pipe") from exc
         try:
             message = json.loads(data)
@@ -138,10 +169,39 @@ class Channel:
             raise ChannelClosed("malformed message: not an object")
         return message
 
+    def _read(self, size: int, deadline: float | None) -> bytes:
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        done = 0
+        while done < size:
+            if deadline is not None:
+                self._wait(self._read_fd, select.POLLIN, deadline)
+            got = os.readv(self._read_fd, [view[done : min(size, done + _CHUNK)]])
+            if got == 0:
+                raise ChannelClosed("end of pipe")
+            done += got
+        return bytes(buffer)
+
+    @staticmethod
+    def _wait(fd: int, event: int, deadline: float | None) -> None:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if (remaining is not None and remaining <= 0) or not _ready(fd, event, remaining):
+            raise ChannelTimeout("the other end did not finish a message in time")
+
     def close(self) -> None:
         """Close both directions."""
-        for connection in (self._reader, self._writer):
+        if self._closed:
+            return
+        self._closed = True
+        for fd in (self._read_fd, self._write_fd):
             try:
-                connection.close()
+                os.close(fd)
             except OSError:
                 pass
+
+
+def _ready(fd: int, event: int, timeout: float | None) -> bool:
+    """Whether ``fd`` is ready for ``event`` (or at its end) within ``timeout`` seconds (None: wait)."""
+    waiter = select.poll()
+    waiter.register(fd, event)
+    return bool(waiter.poll(None if timeout is None else max(0, math.ceil(timeout * 1000))))

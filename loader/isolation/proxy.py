@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from ..results import exception_result
@@ -86,13 +86,38 @@ class ProxyTool(DescribedTool):
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
     ) -> ToolResult:
-        """Run the tool in a worker without blocking the loop; cancelling stops the worker."""
+        """Run the tool in a worker without blocking the loop; cancelling stops the worker.
+
+        The call waits on a thread of its own, not the loop's shared executor (a few threads): calls
+        waiting in line for their tool file's share of the workers must not hold up other tools'.
+        """
         tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
         cancel = threading.Event()
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[ToolResult] = loop.create_future()
+
+        def settle(outcome: ToolResult | BaseException) -> None:
+            if answer.done():
+                return
+            if isinstance(outcome, BaseException):
+                answer.set_exception(outcome)
+            else:
+                answer.set_result(outcome)
+
+        def run() -> None:
+            outcome: ToolResult | BaseException
+            try:
+                outcome = self._router.call(self.tool_name, self.recipe, tool_use, state, cancel=cancel)
+            except BaseException as exc:  # a tool raising through: raised in the caller, as in-process
+                outcome = exc
+            try:
+                loop.call_soon_threadsafe(settle, outcome)
+            except RuntimeError:  # the caller's loop is gone: it gave up on this call
+                cancel.set()
+
+        _call_thread(self.tool_name, run)
         try:
-            return await asyncio.to_thread(
-                self._router.call, self.tool_name, self.recipe, tool_use, state, cancel=cancel
-            )
+            return await answer
         except asyncio.CancelledError:
             cancel.set()
             raise
@@ -123,11 +148,7 @@ class ProxyTool(DescribedTool):
                 result = exception_result(tool_use["toolUseId"], exc)
             post((True, result))
 
-        # The thread runs in this context, so the call carries the caller's trace to the worker.
-        context = contextvars.copy_context()
-        threading.Thread(
-            target=context.run, args=(run,), name=f"tool-loader-call-{self.tool_name}", daemon=True
-        ).start()
+        _call_thread(self.tool_name, run)
         try:
             while True:
                 final, value = await queue.get()
@@ -141,3 +162,12 @@ class ProxyTool(DescribedTool):
         """Run the tool's own ``cleanup()`` in each worker that made an instance of this version."""
         self._router.cleanup(self.tool_name, self.serial)
         return None
+
+
+def _call_thread(tool_name: str, run: Callable[[], None]) -> None:
+    """Start ``run`` on a thread of its own, in the caller's context (so the call carries the
+    caller's trace to the worker)."""
+    context = contextvars.copy_context()
+    threading.Thread(
+        target=context.run, args=(run,), name=f"tool-loader-call-{tool_name}", daemon=True
+    ).start()

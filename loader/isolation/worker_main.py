@@ -23,10 +23,9 @@ import signal
 import sys
 from collections import OrderedDict
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from ..calls.tracing import remote_context
 from ..importing.discovery import configure_plugins, discover_tools, make_plugin_manager
@@ -38,6 +37,22 @@ from ..types import AgentTool, ToolResult, ToolUse
 from .context_relay import install_pipe_handlers
 from .description_wire import description_to_wire
 from .host import drop_ptrace
+from .messages import (
+    Ack,
+    BeginRequest,
+    CallReply,
+    CallRequest,
+    CleanupRequest,
+    ForgetRequest,
+    Hello,
+    LoadError,
+    LoadReply,
+    LoadRequest,
+    PingRequest,
+    PrepareRequest,
+    SandboxPolicy,
+    WorkerSettings,
+)
 from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
 from .sandbox.limits import CallCpuLimit
 
@@ -76,7 +91,7 @@ class _RecordingImporter(ToolImporter):
 class Worker:
     """Serves one request at a time from the loader, on the main thread."""
 
-    def __init__(self, channel: Channel, settings: dict[str, Any]) -> None:
+    def __init__(self, channel: Channel, settings: WorkerSettings) -> None:
         self.channel = channel
         self.roots = tuple(Path(p) for p in settings["roots"])
         self.importer = _RecordingImporter(list(self.roots), settings["tag"])
@@ -91,13 +106,13 @@ class Worker:
         limit = settings.get("max_result_bytes")
         self.max_result_bytes: int | None = limit if isinstance(limit, int) and limit > 0 else None
         self.wire_limit = wire_limit(self.max_result_bytes)
-        policy = settings.get("sandbox") or {}
-        self.cpu_limit = CallCpuLimit(policy.get("max_cpu_seconds"))
-        self.reaps = bool(policy)
+        policy = settings.get("sandbox")
+        self.cpu_limit = CallCpuLimit(None if policy is None else policy["max_cpu_seconds"])
+        self.reaps = policy is not None
         """Sandbox mode: the loader stops what a request left running; its zombies are reaped here."""
 
     def serve(self) -> None:
-        handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        handlers: dict[str, Callable[[Any], Ack | LoadReply | CallReply]] = {
             "load": self.on_load,
             "call": self.on_call,
             "cleanup": self.on_cleanup,
@@ -114,8 +129,8 @@ class Worker:
             if self.reaps:
                 _reap_children()
             handler = handlers.get(message.get("op", ""))
-            reply = (
-                {"ok": False, "fatal": f"unknown op {message.get('op')!r}"}
+            reply: Ack | LoadReply | CallReply = (
+                Ack(ok=False, fatal=f"unknown op {message.get('op')!r}")
                 if handler is None
                 else handler(message)
             )
@@ -125,7 +140,8 @@ class Worker:
             try:  # the loader never reads a longer call message: refuse it here, with a result that says why
                 self.channel.send(reply, self.wire_limit)
             except MessageTooLarge as exc:
-                self.channel.send({"result": encode_value(self._too_large(message, exc.size or exc.limit))})
+                too_large = self._too_large(cast(CallRequest, message), exc.size or exc.limit)
+                self.channel.send(CallReply(result=encode_value(too_large)))
 
     # -------------------------------------------------------------- modules
     def ensure(self, items: list[list[Any]]) -> None:
@@ -182,31 +198,33 @@ class Worker:
         return report
 
     # ------------------------------------------------------------- requests
-    def on_ping(self, message: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True}
+    def on_ping(self, message: PingRequest) -> Ack:
+        return Ack(ok=True)
 
-    def on_begin(self, message: dict[str, Any]) -> dict[str, Any]:
+    def on_begin(self, message: BeginRequest) -> Ack:
         self.importer.begin_batch()
-        return {"ok": True}
+        return Ack(ok=True)
 
-    def on_forget(self, message: dict[str, Any]) -> dict[str, Any]:
-        names = [str(n) for n in message.get("names", [])]
+    def on_forget(self, message: ForgetRequest) -> Ack:
+        self.forget([str(n) for n in message["names"]])
+        return Ack(ok=True)
+
+    def forget(self, names: list[str]) -> None:
         self.importer.forget(names)
         for name in names:
             self.current.pop(name, None)
-        return {"ok": True}
 
-    def on_load(self, message: dict[str, Any]) -> dict[str, Any]:
+    def on_load(self, message: LoadRequest) -> LoadReply:
         path = Path(message["path"])
         name = str(message["module"])
-        self.on_forget({"names": message.get("forget", [])})
+        self.forget([str(n) for n in message["forget"]])
         if message.get("begin"):
             self.importer.begin_batch()
-        self.ensure(message.get("preload", []))
+        self.ensure(message["preload"])
         self.importer.executed.clear()
         before = self.importer.executions
         tools: list[AgentTool] = []
-        error: dict[str, Any] | None = None
+        error: LoadError | None = None
         try:
             module = self.importer.fresh_module(name, message["hash"])
             if module is None:
@@ -214,27 +232,27 @@ class Worker:
             tools = self.discover(module, path)
         except BaseException as exc:  # the tool file's fault, reported to the loader
             info = error_info_from_exception(exc, path, self.roots)
-            error = {
-                "exc_type": info.exc_type,
-                "message": info.message,
-                "file": info.file,
-                "line": info.line,
-                "traceback": info.traceback,
-                "kind": info.kind.value,
-                "source": info.source,
-            }
+            error = LoadError(
+                exc_type=info.exc_type,
+                message=info.message,
+                file=info.file,
+                line=info.line,
+                traceback=info.traceback,
+                kind=info.kind.value,
+                source=info.source,
+            )
         executed = self._executed_report(int(message["serial_base"]))
         touched = {name, *(item[0] for item in executed)}
-        return {
-            "ok": error is None,
-            "error": error,
-            "tools": [description_to_wire(description_of(tool)) for tool in tools],
-            "executed": executed,
-            "deps": {n: sorted(self.importer.dependencies(n)) for n in touched},
-            "executions": self.importer.executions - before,
-        }
+        return LoadReply(
+            ok=error is None,
+            error=error,
+            tools=[description_to_wire(description_of(tool)) for tool in tools],
+            executed=executed,
+            deps={n: sorted(self.importer.dependencies(n)) for n in touched},
+            executions=self.importer.executions - before,
+        )
 
-    def tools_of(self, message: dict[str, Any]) -> dict[str, AgentTool]:
+    def tools_of(self, message: PrepareRequest | CallRequest) -> dict[str, AgentTool]:
         """The tools of one module version, built from its recipe the first time they are needed."""
         serial = int(message["serial"])
         found = self.tools.get(serial)
@@ -250,7 +268,7 @@ class Worker:
             self.tools.popitem(last=False)
         return found
 
-    def tool_for(self, message: dict[str, Any]) -> AgentTool:
+    def tool_for(self, message: CallRequest) -> AgentTool:
         tool = self.tools_of(message).get(str(message["tool"]))
         if tool is None:
             raise LookupError(
@@ -258,31 +276,31 @@ class Worker:
             )
         return tool
 
-    def on_prepare(self, message: dict[str, Any]) -> dict[str, Any]:
+    def on_prepare(self, message: PrepareRequest) -> Ack:
         """Build a tool version ahead of its first call."""
         try:
             self.tools_of(message)
         except BaseException as exc:  # the call will report it, if one comes
-            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        return {"ok": True}
+            return Ack(ok=False, error=f"{type(exc).__name__}: {exc}")
+        return Ack(ok=True)
 
-    def on_call(self, message: dict[str, Any]) -> dict[str, Any]:
+    def on_call(self, message: CallRequest) -> CallReply:
         with remote_context(message.get("trace")):  # the caller's trace, for tools that trace themselves
             return self._call_message(message)
 
-    def _call_message(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _call_message(self, message: CallRequest) -> CallReply:
         tool_use: ToolUse = decode_value(message["tool_use"])
-        state: dict[str, Any] = decode_value(message.get("state") or {})
+        state: dict[str, Any] = decode_value(message["state"])
         install_pipe_handlers(self.channel, message, state)
         try:
-            self.stage(message.get("sync", []), message.get("drop", []))
+            self.stage(message["sync"], message["drop"])
             tool = self.tool_for(message)
         except BaseException as exc:  # rebuilding failed: an error result, not a dead worker
             failure = _failure(tool_use["toolUseId"], exc, "could not be prepared")
-            return {"result": encode_value(failure), "prepared": False}
+            return CallReply(result=encode_value(failure), prepared=False)
         self.importer.executed.clear()
         self.cpu_limit.before_call()
-        reply = self._call(tool, tool_use, state, bool(message.get("stream")))
+        reply = self._call(tool, tool_use, state, message["stream"])
         # Modules the call imported from disk (a sibling imported inside a function): the loader
         # marks them held, so their next live version replaces them here before the next call.
         reply["imported"] = sorted(
@@ -290,23 +308,21 @@ class Worker:
         )
         return reply
 
-    def _call(
-        self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool
-    ) -> dict[str, Any]:
+    def _call(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool) -> CallReply:
         tool_use_id = tool_use["toolUseId"]
         if stream:
             try:
                 last = self.loop.run_until_complete(self._stream(tool, tool_use, state))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the tool
-                return {"result": encode_value(exception_result(tool_use_id, exc))}
+                return CallReply(result=encode_value(exception_result(tool_use_id, exc)))
             final = self._sized(_final_result(last, tool_use_id), tool.tool_name, tool_use_id)
-            return {"result": encode_value(final)}
+            return CallReply(result=encode_value(final))
         try:
             result = tool.invoke(tool_use["input"], tool_use_id=tool_use_id, invocation_state=state)
         except BaseException as exc:  # raised through (raise_errors=True): the caller's proxy raises it
             result = exception_result(tool_use_id, exc)
-            return {"result": encode_value(result), "raised": [type(exc).__name__, str(exc)]}
-        return {"result": encode_value(self._sized(result, tool.tool_name, tool_use_id))}
+            return CallReply(result=encode_value(result), raised=[type(exc).__name__, str(exc)])
+        return CallReply(result=encode_value(self._sized(result, tool.tool_name, tool_use_id)))
 
     async def _stream(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any]) -> Any:
         """Send every event but the last as it comes; return the last (the result).
@@ -335,17 +351,17 @@ class Worker:
         size = result_size(result, limit)
         return result if size is None else oversized_result(tool_use_id, tool_name, size, limit)
 
-    def _too_large(self, message: dict[str, Any], size: int) -> ToolResult:
+    def _too_large(self, message: CallRequest, size: int) -> ToolResult:
         """The result standing in for a call reply longer than the loader reads."""
-        tool_use = decode_value(message.get("tool_use") or {})
+        tool_use = decode_value(message.get("tool_use", {}))
         tool_use_id = str(tool_use.get("toolUseId") or "") if isinstance(tool_use, dict) else ""
         limit = self.max_result_bytes or self.wire_limit
-        return oversized_result(tool_use_id, str(message.get("tool")), size, limit)
+        return oversized_result(tool_use_id, str(message.get("tool", "")), size, limit)
 
-    def on_cleanup(self, message: dict[str, Any]) -> dict[str, Any]:
+    def on_cleanup(self, message: CleanupRequest) -> Ack:
         serial = int(message["serial"])
         built = self.tools.get(serial, {})
-        tool = built.pop(str(message.get("tool")), None)
+        tool = built.pop(str(message["tool"]), None)
         if not built:
             self.tools.pop(serial, None)
         if tool is not None:
@@ -417,7 +433,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _confine(policy: dict[str, Any] | None) -> str | None:
+def _confine(policy: SandboxPolicy | None) -> str | None:
     """Sandbox mode: apply the sandbox now, before any tool code; the reason it failed, else None."""
     if policy is None:
         return None
@@ -432,15 +448,14 @@ def _confine(policy: dict[str, Any] | None) -> str | None:
 
 def main(raw_settings: str) -> int:
     """Run the worker until the loader closes the pipe."""
-    settings = json.loads(raw_settings)
+    settings: WorkerSettings = json.loads(raw_settings)
     _die_with_parent()
     drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
     if settings.get("subreaper"):
         _keep_descendants()  # before the sandbox, whose filter then keeps it on
     refused = _confine(settings.get("sandbox"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the console's business
-    reader = Connection(os.dup(0), writable=False)
-    writer = Connection(os.dup(1), readable=False)
+    reader, writer = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -453,13 +468,13 @@ def main(raw_settings: str) -> int:
         faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
     channel = Channel(reader, writer)
     if refused is not None:
-        channel.send({"ok": False, "fatal": f"worker could not start: {refused}"})
+        channel.send(Hello(ok=False, fatal=f"worker could not start: {refused}"))
         return 1
     try:
         worker = Worker(channel, settings)
     except BaseException as exc:
         try:
-            channel.send({"ok": False, "fatal": f"worker could not start: {type(exc).__name__}: {exc}"})
+            channel.send(Hello(ok=False, fatal=f"worker could not start: {type(exc).__name__}: {exc}"))
         except ChannelClosed:
             pass
         return 1
@@ -467,7 +482,7 @@ def main(raw_settings: str) -> int:
     if isinstance(limit, int) and limit > 0:
         _limit_memory(limit)
     try:
-        channel.send({"ok": True, "ready": True, "pid": os.getpid()})
+        channel.send(Hello(ok=True, ready=True, pid=os.getpid()))
         worker.serve()
     except ChannelClosed:
         pass  # the loader went away: nothing left to answer

@@ -39,6 +39,8 @@ class ReadyReport:
     scanned: bool
     draining: bool = False
     """The replica is shutting down: finishing its calls in flight, taking no new work."""
+    workers: str | None = None
+    """Why tools cannot be called now (process isolation: no worker process starts), else None."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,7 +67,7 @@ def liveness(server: MCPToolServer) -> LiveReport:
 
 class Readiness:
     """Ready once the initial scan finished (and, with ``requires_clean``, while no file is failed),
-    until the server begins to drain."""
+    while its tools can be called (worker processes start), until the server begins to drain."""
 
     def __init__(self, server: MCPToolServer, *, requires_clean: bool = False, scanned: bool = False) -> None:
         self._server = server
@@ -89,7 +91,9 @@ class Readiness:
         failed = sum(1 for status in served.statuses.values() if status.state in _FAILED_STATES)
         scanned = self.scanned
         draining = self._server.draining
-        ready = scanned and not draining and not (self._requires_clean and failed)
+        loader = self._server.loader
+        workers = loader.serving_problem() if loader is not None else None
+        ready = scanned and not draining and workers is None and not (self._requires_clean and failed)
         return ReadyReport(
             ready=ready,
             fingerprint=served.fingerprint,
@@ -98,4 +102,5 @@ class Readiness:
             generation=snapshot.generation,
             scanned=scanned,
             draining=draining,
+            workers=workers,
         )

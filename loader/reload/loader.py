@@ -336,6 +336,10 @@ class ToolLoader:
         """How many times tool or helper module code has been executed (benchmarks check one per save)."""
         return self._backend.executions
 
+    def serving_problem(self) -> str | None:
+        """Why tools cannot be called now (process isolation: no worker process starts), or None."""
+        return self._backend.serving_problem()
+
     @property
     def bytecode_cache(self) -> BytecodeCache | None:
         """Where compiled tool files are kept between starts, with its hit and miss counts (None: off)."""

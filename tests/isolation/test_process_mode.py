@@ -20,6 +20,7 @@ import pytest
 from support import FAST, call_text, child_pids, eventually, function_tool_source, run_cli, write
 
 from loader.isolation import WorkerOptions
+from loader.isolation.messages import WorkerSettings
 from loader.reload.loader import ToolLoader
 from loader.status import FileState, FileStatus
 from loader.types import ToolResult
@@ -339,14 +340,15 @@ def test_workers_outlive_the_thread_that_started_them(tools_dir: Path) -> None:
     from loader.isolation.pool import WorkerPool
     from loader.isolation.process import WorkerProcess
 
-    settings = {
-        "tag": "ptest",
-        "roots": [str(tools_dir)],
-        "builtin_plugins": True,
-        "entry_point_plugins": False,
-        "max_memory_mb": None,
-        "max_result_bytes": None,
-    }
+    settings = WorkerSettings(
+        tag="ptest",
+        roots=[str(tools_dir)],
+        builtin_plugins=True,
+        entry_point_plugins=False,
+        max_memory_mb=None,
+        subreaper=False,
+        max_result_bytes=None,
+    )
     pool = WorkerPool(
         lambda: WorkerProcess(settings, worker_environment(()), tools_dir.parent),
         max_in_use=2,
@@ -401,14 +403,15 @@ def test_a_worker_that_still_owes_a_prepare_answer_is_settled_before_anyone_else
     from loader.isolation.pool import WorkerPool
     from loader.isolation.process import WorkerProcess
 
-    settings = {
-        "tag": "ptest",
-        "roots": [str(tools_dir)],
-        "builtin_plugins": True,
-        "entry_point_plugins": False,
-        "max_memory_mb": None,
-        "max_result_bytes": None,
-    }
+    settings = WorkerSettings(
+        tag="ptest",
+        roots=[str(tools_dir)],
+        builtin_plugins=True,
+        entry_point_plugins=False,
+        max_memory_mb=None,
+        subreaper=False,
+        max_result_bytes=None,
+    )
     pool = WorkerPool(
         lambda: WorkerProcess(settings, worker_environment(()), tools_dir.parent),
         max_in_use=2,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from multiprocessing.connection import Connection
+import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from loader.isolation.protocol import (
     MAX_MESSAGE_BYTES,
     Channel,
     ChannelClosed,
+    ChannelTimeout,
     MessageTooLarge,
     decode_value,
     encode_value,
@@ -59,9 +60,12 @@ def test_invocation_state_keeps_only_json_data_and_never_the_agent() -> None:
 def _pipe_pair() -> tuple[Channel, Channel]:
     a_read, b_write = os.pipe()
     b_read, a_write = os.pipe()
-    a = Channel(Connection(a_read, writable=False), Connection(a_write, readable=False))
-    b = Channel(Connection(b_read, writable=False), Connection(b_write, readable=False))
-    return a, b
+    return Channel(a_read, a_write), Channel(b_read, b_write)
+
+
+def _frame(body: bytes, size: int | None = None) -> bytes:
+    """A frame as a worker's tool could write it straight to the pipe: a length, then bytes."""
+    return struct.pack("!I", len(body) if size is None else size) + body
 
 
 def test_channel_carries_messages_and_reports_the_other_end_closing() -> None:
@@ -79,10 +83,10 @@ def test_channel_refuses_a_malformed_message() -> None:
     a, b = _pipe_pair()
     a.send({"ok": True})
     assert b.receive() == {"ok": True}
-    a._writer.send_bytes(b"[1, 2]")  # bytes no well-behaved worker sends
+    os.write(a._write_fd, _frame(b"[1, 2]"))  # bytes no well-behaved worker sends
     with pytest.raises(ChannelClosed, match="not an object"):
         b.receive()
-    a._writer.send_bytes(b"{oops")
+    os.write(a._write_fd, _frame(b"{oops"))
     with pytest.raises(ChannelClosed, match="malformed"):
         b.receive()
     a.close()
@@ -179,7 +183,7 @@ def test_ledger_forgets_modules_and_their_edges() -> None:
 
 def test_a_message_over_the_limit_is_neither_sent_nor_read() -> None:
     """The sender refuses it; a receiver reads only its length, never its body."""
-    reader, writer = multiprocessing.Pipe(duplex=False)
+    reader, writer = os.pipe()
     sending, receiving = Channel(reader, writer), Channel(reader, writer)
     big = {"result": "x" * 5000}
     with pytest.raises(MessageTooLarge) as refused:
@@ -189,3 +193,18 @@ def test_a_message_over_the_limit_is_neither_sent_nor_read() -> None:
     with pytest.raises(MessageTooLarge):
         receiving.receive(limit=1000)
     assert wire_limit(None) == MAX_MESSAGE_BYTES and wire_limit(1000) > 2000
+
+
+def test_half_a_frame_then_silence_times_out_at_the_deadline_instead_of_blocking() -> None:
+    """A reader with a deadline never waits for bytes that do not come; nor a writer for room."""
+    a, b = _pipe_pair()
+    os.write(a._write_fd, _frame(b'{"result"', size=1000))
+    started = time.monotonic()
+    with pytest.raises(ChannelTimeout):
+        b.receive(deadline=started + 0.3)
+    assert time.monotonic() - started < 5
+    os.set_blocking(a._write_fd, False)
+    with pytest.raises(ChannelTimeout):  # b never reads: the pipe fills, the send gives up
+        a.send({"data": "x" * 1_000_000}, deadline=time.monotonic() + 0.3)
+    a.close()
+    b.close()

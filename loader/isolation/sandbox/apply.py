@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
+from ..messages import SandboxPolicy
 from . import landlock, limits, syscalls
 
 __all__ = ["SandboxFailed", "apply_policy"]
@@ -14,7 +14,7 @@ class SandboxFailed(RuntimeError):
     """A layer could not be applied in the worker and best effort was not asked for."""
 
 
-def apply_policy(policy: dict[str, Any]) -> list[str]:
+def apply_policy(policy: SandboxPolicy) -> list[str]:
     """Apply every layer ``policy`` asks for; the names of the layers that are off.
 
     Order matters: the libraries are loaded first (they look for the C

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from ...distribution import install_command
+from ..messages import SandboxPolicy
 
 __all__ = ["NEEDED_ABI", "abi_version", "restrict"]
 
@@ -47,7 +48,7 @@ def _rules(ruleset: Any, paths: Iterable[str], directory: int, file: int) -> Non
             ruleset.allow_path(path, directory if os.path.isdir(path) else file)
 
 
-def restrict(policy: dict[str, Any], abi: int) -> dict[str, bool]:
+def restrict(policy: SandboxPolicy, abi: int) -> dict[str, bool]:
     """Confine this process (and what it starts) to ``policy``; which layers are now on.
 
     Called on the worker's main thread before any tool code runs. Before ABI 8

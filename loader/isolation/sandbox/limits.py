@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import resource
 import signal
-from typing import Any
+
+from ..messages import SandboxPolicy
 
 __all__ = ["CallCpuLimit", "set_limits"]
 
@@ -23,13 +24,13 @@ def _lower(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, value))
 
 
-def set_limits(policy: dict[str, Any]) -> None:
+def set_limits(policy: SandboxPolicy) -> None:
     """File size, open files and core dumps, from the worker's policy."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), nothing dies
-    if policy.get("max_file_mb"):
-        _lower(resource.RLIMIT_FSIZE, int(policy["max_file_mb"]) * 1024 * 1024)
-    if policy.get("max_open_files"):
-        _lower(resource.RLIMIT_NOFILE, int(policy["max_open_files"]))
+    if max_file_mb := policy["max_file_mb"]:
+        _lower(resource.RLIMIT_FSIZE, max_file_mb * 1024 * 1024)
+    if max_open_files := policy["max_open_files"]:
+        _lower(resource.RLIMIT_NOFILE, max_open_files)
     _lower(resource.RLIMIT_CORE, 0)
 
 

@@ -12,8 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from ..messages import SandboxPolicy
 from ..process import LOADER_HOME, worker_sys_path
 from .options import SandboxOptions
 
@@ -134,7 +135,7 @@ def _checked(paths: Sequence[Path], option: str) -> list[str]:
     return [str(p.resolve()) for p in paths]
 
 
-def worker_policy(roots: Sequence[Path], options: SandboxOptions, scratch: Path) -> dict[str, Any]:
+def worker_policy(roots: Sequence[Path], options: SandboxOptions, scratch: Path) -> SandboxPolicy:
     """The plain lists a worker applies (JSON, so it crosses to the worker in its settings)."""
     whole, listed = _python_paths()
     read = _existing([*(str(r) for r in roots), *whole, *SYSTEM_READ])
