@@ -40,10 +40,8 @@ NAMES = [
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """One quick run of every benchmark, shared by the tests below."""
-    farm = tmp_path_factory.mktemp("bench-farm")
+def quick_run(farm: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """One quick run of every benchmark, from ``farm``."""
     (farm / "bench").symlink_to(BENCH, target_is_directory=True)
     out = farm / "results"
     env = dict(os.environ)
@@ -55,28 +53,30 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comp
         env=env,
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=240,
         check=False,
     )
     return completed, out
 
 
-@pytest.mark.timeout(120)
-def test_quick_run_completes_and_prints_every_benchmark(
-    quick_run: tuple[subprocess.CompletedProcess[str], Path],
-) -> None:
-    completed, _ = quick_run
+# One test for the run and everything read from it: under xdist, tests sharing a module fixture may
+# land on different workers, each making the (minutes-long) run again.
+@pytest.mark.timeout(300)
+def test_quick_run_prints_and_writes_every_benchmark_and_draws_both_charts(tmp_path: Path) -> None:
+    completed, out = quick_run(tmp_path)
+    _prints_every_benchmark(completed)
+    _writes_json_with_every_benchmark(completed, out)
+    _draws_both_charts(out)
+
+
+def _prints_every_benchmark(completed: subprocess.CompletedProcess[str]) -> None:
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     for name in NAMES:
         assert name in completed.stdout
     assert "raw numbers:" in completed.stdout
 
 
-@pytest.mark.timeout(120)
-def test_quick_run_writes_json_with_every_benchmark(
-    quick_run: tuple[subprocess.CompletedProcess[str], Path],
-) -> None:
-    completed, out = quick_run
+def _writes_json_with_every_benchmark(completed: subprocess.CompletedProcess[str], out: Path) -> None:
     files = sorted(out.glob("bench-*-quick.json"))
     assert len(files) == 1, completed.stdout[-2000:]
     data = json.loads(files[0].read_text())
@@ -98,12 +98,7 @@ def test_quick_run_writes_json_with_every_benchmark(
             assert set(target) == {"target", "figure", "passed"}
 
 
-@pytest.mark.timeout(120)
-def test_plot_draws_both_charts_from_the_quick_run(
-    quick_run: tuple[subprocess.CompletedProcess[str], Path],
-) -> None:
-    pytest.importorskip("matplotlib")
-    _, out = quick_run
+def _draws_both_charts(out: Path) -> None:
     farm = out.parent
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(farm), env.get("PYTHONPATH", "")) if p)
