@@ -23,6 +23,7 @@ import pytest
 from serving import DEADLINE, Served, get, post_json, serve_http
 from support import FAST, call_text, eventually, function_tool_source, write
 
+from loader.isolation import WorkerOptions
 from loader.isolation.backend import ProcessBackend
 from loader.isolation.sandbox import probe
 from loader.reload.loader import ToolLoader
@@ -270,7 +271,9 @@ def test_readyz_reports_a_pool_whose_workers_cannot_start_until_one_starts_again
     broken = tmp_path / "broken"
     broken.touch()
     prefix = ("sh", "-c", f'test -e {broken} && exit 1; exec "$@"', "sh")
-    ld = make_loader(boundary_dir, config=replace(FAST, worker_command_prefix=prefix), watch=False)
+    ld = make_loader(
+        boundary_dir, config=replace(FAST, workers=WorkerOptions(command_prefix=prefix)), watch=False
+    )
     readiness = Readiness(MCPToolServer(ld.registry, loader=ld), scanned=True)
     report = readiness.report()
     assert not report.ready and report.workers is not None
