@@ -38,7 +38,16 @@ import pytest
 from interpreters import interpreter_running
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from support import FAST, call_text, cli_env, run_cli, sysv_segment, text_of
+from support import (
+    AS_NOBODY,
+    FAST,
+    call_text,
+    cli_env,
+    interpreter_for_nobody,
+    run_cli,
+    sysv_segment,
+    text_of,
+)
 
 from loader.isolation import WorkerOptions
 from loader.isolation.sandbox import probe
@@ -802,7 +811,7 @@ def test_tool_loader_call_at_a_terminal_types_nothing_into_it(place: Path) -> No
 
 def test_tool_loader_call_at_a_terminal_types_nothing_as_an_unprivileged_user(place: Path) -> None:
     setpriv, python, env = _nobody()
-    command = [setpriv, *_AS_NOBODY, python, "-m", "loader", "call", "--dir", str(place / "tools")]
+    command = [setpriv, *AS_NOBODY, python, "-m", "loader", "call", "--dir", str(place / "tools")]
     command += ["--isolation", "sandbox", *_KEYSTROKES]
     _types_nothing_at_a_terminal(command, env)
 
@@ -849,23 +858,6 @@ print(json.dumps(out))
 """
 
 
-_AS_NOBODY = ("--reuid=65534", "--regid=65534", "--clear-groups")
-
-
-def _interpreter_for_nobody(setpriv: str, env: dict[str, str]) -> str | None:
-    """An interpreter of this Python version that the unprivileged user can run with this ``sys.path``
-    (a pyenv or venv interpreter under ``/root`` is not; the system's usually is)."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
-        if not os.path.exists(candidate):
-            continue
-        check = "import subprocess, sys, loader, mcp; subprocess.run([sys.executable, '-c', ''], check=True)"
-        command = [setpriv, *_AS_NOBODY, candidate, "-c", check]
-        if subprocess.run(command, capture_output=True, env=env, cwd="/", timeout=60).returncode == 0:
-            return candidate
-    return None
-
-
 def _nobody() -> tuple[str, str, dict[str, str]]:
     """``setpriv``, an interpreter the unprivileged user may run, and its environment; else skip."""
     setpriv = shutil.which("setpriv")
@@ -874,7 +866,7 @@ def _nobody() -> tuple[str, str, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["HOME"] = "/nonexistent"
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if os.path.isabs(p))
-    python = _interpreter_for_nobody(setpriv, env)
+    python = interpreter_for_nobody(setpriv, env)
     if python is None:
         pytest.skip("no interpreter of this version that an unprivileged user may run")
     return setpriv, python, env
@@ -885,7 +877,7 @@ def test_the_attacks_fail_for_an_unprivileged_user_too(place: Path, listener: so
     (place / "secret.txt").chmod(0o644)  # readable to that user without the sandbox
     tests = str(Path(__file__).resolve().parents[1])
     secret, port = str(place / "secret.txt"), str(listener.getsockname()[1])
-    command = [setpriv, *_AS_NOBODY, python, "-c", _UNPRIVILEGED, str(place / "tools"), tests, secret, port]
+    command = [setpriv, *AS_NOBODY, python, "-c", _UNPRIVILEGED, str(place / "tools"), tests, secret, port]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, cwd="/")
     assert done.returncode == 0, done.stderr
     answers = json.loads(done.stdout.strip().splitlines()[-1])
@@ -957,10 +949,10 @@ def test_a_thread_started_before_the_worker_confines_itself_gets_the_seccomp_fil
             pytest.skip("needs root and setpriv to run as another user")
         env["HOME"] = "/nonexistent"
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if os.path.isabs(p))
-        found = _interpreter_for_nobody(setpriv, env)
+        found = interpreter_for_nobody(setpriv, env)
         if found is None:
             pytest.skip("no interpreter of this version that an unprivileged user may run")
-        base, prefix = found, [setpriv, *_AS_NOBODY]
+        base, prefix = found, [setpriv, *AS_NOBODY]
         del env["PYTHONPATH"]
     python = interpreter_running(EARLY_THREAD, open_place / "venv", base)
     tests = str(Path(__file__).resolve().parents[1])
