@@ -15,10 +15,20 @@ __all__ = ["LoaderConfig"]
 
 
 class _NotGiven:
-    """The default of a deprecated flat setting: read ``workers`` or ``sandbox`` instead."""
+    """The default of a deprecated flat setting: read ``workers`` or ``sandbox`` instead.
+
+    It is what reading a flat name gives (they are constructor arguments only), so it refuses to be
+    tested as true or false: old code that reads ``config.sandbox_best_effort`` fails loudly.
+    """
 
     def __repr__(self) -> str:
         return "<deprecated: see LoaderConfig.workers and LoaderConfig.sandbox>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "the flat LoaderConfig settings are constructor arguments only: "
+            "read LoaderConfig.workers and LoaderConfig.sandbox"
+        )
 
 
 _NOT_GIVEN: Final = _NotGiven()

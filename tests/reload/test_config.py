@@ -33,6 +33,13 @@ def test_the_flat_settings_still_work_for_a_release_with_a_deprecation_warning()
     assert (again.workers, again.sandbox) == (config.workers, config.sandbox)
 
 
+def test_reading_a_flat_setting_fails_loudly_instead_of_answering_a_placeholder() -> None:
+    config = LoaderConfig(workers=WorkerOptions(max_memory_mb=512))
+    with pytest.raises(TypeError, match=r"read LoaderConfig.workers and LoaderConfig.sandbox"):
+        bool(config.sandbox_best_effort)
+    assert config.workers.max_memory_mb == 512
+
+
 def test_a_flat_setting_is_checked_as_its_new_home_checks_it() -> None:
     with pytest.warns(DeprecationWarning), pytest.raises(OptionError, match="max_processes") as caught:
         LoaderConfig(max_processes=-1)
