@@ -35,8 +35,9 @@ def test_the_flat_settings_still_work_for_a_release_with_a_deprecation_warning()
 
 def test_reading_a_flat_setting_fails_loudly_instead_of_answering_a_placeholder() -> None:
     config = LoaderConfig(workers=WorkerOptions(max_memory_mb=512))
-    with pytest.raises(TypeError, match=r"read LoaderConfig.workers and LoaderConfig.sandbox"):
-        bool(config.sandbox_best_effort)
+    for old_name in ("sandbox_best_effort", "max_memory_mb"):  # what code written for the flat fields reads
+        with pytest.raises(TypeError, match=r"read LoaderConfig.workers and LoaderConfig.sandbox"):
+            bool(getattr(config, old_name))
     assert config.workers.max_memory_mb == 512
 
 
