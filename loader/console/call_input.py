@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from ..spec_diff.shapes import json_type
 from .common import UsageError
 
 __all__ = ["InputPart", "convert_pair", "merge_inputs", "parse_input", "read_inputs", "schema_types"]
@@ -180,24 +181,8 @@ def schema_types(schema: Any, root: Mapping[str, Any], depth: int = 0) -> set[st
                 return set()  # one option takes anything: so does the union
             found |= types
     for value in list(schema.get("enum") or ()) + ([schema["const"]] if "const" in schema else []):
-        found.add(_json_type(value))
+        found.add(json_type(value))
     return found
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
 
 
 def _read(kind: str, raw: str) -> Any:

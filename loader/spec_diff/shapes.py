@@ -22,6 +22,7 @@ __all__ = [
     "accepts",
     "allowed_values",
     "branches",
+    "json_type",
     "resolve",
     "shape",
     "type_name",
@@ -100,7 +101,7 @@ def type_name(schema: Mapping[str, Any]) -> str:
         return declared
     values = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
     if values:
-        kinds = {_json_type(v) for v in values}
+        kinds = {json_type(v) for v in values}
         if len(kinds) == 1:
             return kinds.pop()
     if "properties" in schema:
@@ -110,7 +111,8 @@ def type_name(schema: Mapping[str, Any]) -> str:
     return "any"
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value (an ``enum`` or ``const`` member)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
