@@ -152,6 +152,8 @@ class FileRecord:
     """Imports in a row during which the file was written (by its own code, most likely)."""
     held_until: float = 0.0
     """No import starts before this ``time.monotonic()`` (a file that keeps rewriting itself)."""
+    owes_run: bool = False
+    """A module it imported changed and its content has not run since: whatever it holds next runs."""
 
     @property
     def is_removed(self) -> bool:
@@ -167,9 +169,12 @@ class FileRecord:
         """Decide what to do with ``content_hash``, read from disk in this batch.
 
         ``forced`` means a module this file imported changed, so even unchanged
-        content must run again. A file held back (``note_rewrite``) waits before any import.
+        content must run again; it is remembered until the content runs (a batch that
+        reads the file empty in the middle of a save cannot run it, and its bytes coming
+        back unchanged must). A file held back (``note_rewrite``) waits before any import.
         """
-        plan = self._plan(content_hash, forced=forced, now=now, grace_seconds=grace_seconds)
+        self.owes_run = self.owes_run or forced
+        plan = self._plan(content_hash, forced=self.owes_run, now=now, grace_seconds=grace_seconds)
         if plan.step is Step.LOAD and self.held_until > now:
             return Plan(Step.WAIT, self.held_until - now)
         return plan
@@ -236,6 +241,7 @@ class FileRecord:
         self.error = None
         self.phase = Phase.LOADED
         self.grace = None
+        self.owes_run = False
 
     def fail(self, error: LoadErrorInfo) -> None:
         """The content did not go live: FAILED, STUCK (a timeout) or REJECTED (an example failed).
@@ -244,6 +250,7 @@ class FileRecord:
         """
         self.phase = _PHASE_OF_ERROR.get(error.kind, Phase.FAILED)
         self.error = error
+        self.owes_run = False
 
     def cannot_read(self, error: LoadErrorInfo) -> None:
         """The file is there but unreadable: FAILED, last good tools kept.

@@ -161,3 +161,27 @@ def test_a_helper_still_importing_is_never_seen_half_executed(
     # Once the stuck import's worker is stopped, the tools keep answering from the last good helper.
     assert ld.wait_idle(30)
     assert _answers(ld) == [good, good]
+
+
+def test_a_dependent_caught_empty_as_its_helper_changed_runs_again_when_its_bytes_come_back(
+    tools_dir: Path,
+) -> None:
+    """An editor's save truncates a file before writing it: a batch can read the dependent empty.
+
+    The helper's change forces the dependent to run again; reading it empty
+    starts its grace instead. When its bytes come back unchanged, it must still
+    run against the new helper (it used to keep serving the old one for good).
+    """
+    write(tools_dir / "helper.py", HELPER_V1)
+    tool = write(tools_dir / "tool.py", TOOL)
+    with ToolLoader([tools_dir], config=FAST) as ld:
+        ld.scan()
+        assert call_text(ld, "value") == "1-x"
+        tool.write_bytes(b"")  # the editor truncated the dependent...
+        # ...as the helper's save landed (a new size: a scan knows a file by its size and mtime)
+        write(tools_dir / "helper.py", HELPER_V2 + "# saved again\n")
+        ld.scan()
+        assert call_text(ld, "value") == "1-x"  # the empty dependent keeps serving in its grace
+        write(tool, TOOL)  # the dependent's same bytes are back
+        ld.scan()
+        assert call_text(ld, "value") == "4-w"
