@@ -1,11 +1,10 @@
 """The OpenTelemetry SDK with in-memory exporters, installed as the global providers for one block of a test.
 
-One tracer provider and one meter provider serve the whole session: libraries
-cache the tracer of the first provider they saw (the MCP SDK's proxy tracer
-does), so a fresh provider per test would lose their spans. Outside a
-``captured()`` block the globals are unset again (as OpenTelemetry's own test
-utilities do it), so every other test runs with no provider, as users
-without OpenTelemetry do; spans a cached tracer still makes then are dropped.
+One tracer provider and one meter provider serve the whole process, set through
+the API's public setters the first time a block starts (a provider can be set
+once: libraries keep the tracer of the first provider they saw). Outside a
+``captured()`` block finished spans are dropped. A test that needs a process
+with no provider at all runs its code in a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -17,13 +16,14 @@ from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.metrics import _internal as metrics_state
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once
+from support import eventually
+
+from loader.calls import tracing
 
 __all__ = ["Captured", "captured"]
 
@@ -86,23 +86,25 @@ class Captured:
         return found
 
 
-def _unset() -> None:
-    trace._TRACER_PROVIDER_SET_ONCE = Once()
-    trace._TRACER_PROVIDER = None
-    metrics_state._METER_PROVIDER_SET_ONCE = Once()
-    metrics_state._METER_PROVIDER = None
+def _install() -> None:
+    """The SDK providers as the process's globals (a no-op once they are)."""
+    if trace.get_tracer_provider() is not _TRACER_PROVIDER:
+        trace.set_tracer_provider(_TRACER_PROVIDER)
+    if metrics.get_meter_provider() is not _METER_PROVIDER:
+        metrics.set_meter_provider(_METER_PROVIDER)
+    assert trace.get_tracer_provider() is _TRACER_PROVIDER, "another tracer provider was set first"
+    assert metrics.get_meter_provider() is _METER_PROVIDER, "another meter provider was set first"
+    # The loader looks for a provider set after it started at most once a second: wait until it sees this one.
+    eventually(lambda: tracing.instruments() is not None, 5, "the loader sees the providers")
 
 
 @contextmanager
 def captured() -> Iterator[Captured]:
-    """The SDK providers as the globals for the block; the spans and metrics recorded meanwhile."""
-    _unset()
-    trace.set_tracer_provider(_TRACER_PROVIDER)
-    metrics.set_meter_provider(_METER_PROVIDER)
+    """The spans and metrics recorded during the block by the process's SDK providers."""
+    _install()
     _EXPORTER.clear()
     _GATE.open = True
     try:
         yield Captured(_EXPORTER, _READER)
     finally:
         _GATE.open = False
-        _unset()

@@ -5,11 +5,13 @@ Nothing here picks an SDK or an exporter: whoever runs the process does
 (``opentelemetry-instrument tool-loader serve ...``, or the application's own
 setup). The API (the ``otel`` extra) is imported only once something else in
 the process has imported it (no provider can be set without it), so neither
-the loader nor a worker process pays for the import otherwise. With no
-provider set a call costs a few attribute reads: the API's public getters
-read the environment on every call when nothing is configured, so the module
-globals they return are read directly, falling back to the getters if an API
-release renames them.
+the loader nor a worker process pays for the import otherwise. Only the API's
+public names are used: one tracer and one meter from its global getters, which
+follow whichever providers are set, before or after they were asked for. The
+getters read the environment while nothing is set, which costs more than a call
+may, so until a provider is set the loader looks again at most once a second (a
+provider set later records from the calls that start a second after, at most);
+once one is set, it stays (the API sets a provider once).
 
 Each call gets an ``execute_tool {name}`` span (the GenAI semantic conventions:
 kind INTERNAL, ``gen_ai.operation.name``, ``gen_ai.tool.name``,
@@ -77,53 +79,8 @@ _PROVIDER_VARIABLES = ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDE
 _PROVIDER_NAMED = any(os.environ.get(name) for name in _PROVIDER_VARIABLES)
 """Read once: reading the environment on every call would cost more than the rest of the check."""
 
-
-class _Api:
-    """The parts of the OpenTelemetry API used here, imported on first need."""
-
-    def __init__(self) -> None:
-        from opentelemetry import context, trace
-        from opentelemetry.metrics import _internal as metrics
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-        self.context: Any = context
-        self.trace: Any = trace
-        self.metrics: Any = metrics
-        self.w3c = TraceContextTextMapPropagator()
-        self.fast = hasattr(trace, "_TRACER_PROVIDER") and hasattr(metrics, "_METER_PROVIDER")
-        if os.environ.get(_PROVIDER_VARIABLES[0]):
-            trace.get_tracer_provider()
-        if os.environ.get(_PROVIDER_VARIABLES[1]):
-            metrics.get_meter_provider()
-
-    def providers(self) -> tuple[Any, Any]:
-        """The tracer and meter providers set now (None for each one nobody set)."""
-        if self.fast:
-            return self.trace._TRACER_PROVIDER, self.metrics._METER_PROVIDER
-        return self.trace.get_tracer_provider(), self.metrics.get_meter_provider()
-
-
-_api_state: _Api | bool = False
-"""The API once imported; False while it was never wanted; True when it turned out not to be installed."""
-
-
-def _api(*, needed: bool = False) -> _Api | None:
-    """The API if something imported it already (or it is ``needed``, or a provider variable is set)."""
-    global _api_state
-    state = _api_state
-    if isinstance(state, _Api):
-        return state
-    if state is True:
-        return None
-    if not needed and not _PROVIDER_NAMED and "opentelemetry.trace" not in sys.modules:
-        return None
-    try:
-        found = _Api()
-    except ImportError:  # the otel extra is not installed
-        _api_state = True
-        return None
-    _api_state = found
-    return found
+LOOK_AGAIN_SECONDS = 1.0
+"""While no provider is set, how long the loader goes on without looking for one."""
 
 
 def _version() -> str:
@@ -134,59 +91,92 @@ def _version() -> str:
 
 
 class Instruments:
-    """The tracer and histograms of one pair of providers (either may be unset)."""
+    """The parts of the OpenTelemetry API used here, with the tracer and the histograms, made once.
 
-    __slots__ = ("api", "call_duration", "meter_provider", "reload_duration", "tracer", "tracer_provider")
+    The API's global tracer and meter are proxies: they record nothing until an
+    application sets its providers, and from then on to those providers.
+    """
 
-    def __init__(self, api: _Api, tracer_provider: Any, meter_provider: Any) -> None:
-        self.api = api
-        self.tracer_provider = tracer_provider
-        self.meter_provider = meter_provider
+    __slots__ = (
+        "call_duration",
+        "context",
+        "live",
+        "look_again_at",
+        "metrics",
+        "reload_duration",
+        "trace",
+        "tracer",
+        "w3c",
+    )
+
+    def __init__(self) -> None:
+        from opentelemetry import context, metrics, trace
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        self.context: Any = context
+        self.trace: Any = trace
+        self.metrics: Any = metrics
+        self.live = False
+        """Whether a tracer or meter provider is set (then it stays set)."""
+        self.look_again_at = 0.0
+        self.w3c = TraceContextTextMapPropagator()
         version = _version()
-        self.tracer: Tracer | None = None
-        self.call_duration: Histogram | None = None
-        self.reload_duration: Histogram | None = None
-        if tracer_provider is not None and not isinstance(
-            tracer_provider, (api.trace.ProxyTracerProvider, api.trace.NoOpTracerProvider)
-        ):
-            self.tracer = tracer_provider.get_tracer(INSTRUMENTATION_NAME, version)
-        if meter_provider is not None and not isinstance(
-            meter_provider, (api.metrics._ProxyMeterProvider, api.metrics.NoOpMeterProvider)
-        ):
-            meter = meter_provider.get_meter(INSTRUMENTATION_NAME, version)
-            self.call_duration = meter.create_histogram(
-                CALL_DURATION, unit="s", description="Duration of tool executions."
-            )
-            self.reload_duration = meter.create_histogram(
-                RELOAD_DURATION, unit="s", description="Duration of tool file reloads."
-            )
+        self.tracer: Tracer = trace.get_tracer(INSTRUMENTATION_NAME, version)
+        meter = metrics.get_meter(INSTRUMENTATION_NAME, version)
+        self.call_duration: Histogram = meter.create_histogram(
+            CALL_DURATION, unit="s", description="Duration of tool executions."
+        )
+        self.reload_duration: Histogram = meter.create_histogram(
+            RELOAD_DURATION, unit="s", description="Duration of tool file reloads."
+        )
 
-    @property
-    def idle(self) -> bool:
-        """Whether neither a tracer nor a meter is there to use."""
-        return self.tracer is None and self.call_duration is None
+    def recording(self) -> bool:
+        """Whether a provider is set: at once when one was seen, else looked at once a second at most."""
+        if self.live:
+            return True
+        now = time.monotonic()
+        if now < self.look_again_at:
+            return False
+        self.look_again_at = now + LOOK_AGAIN_SECONDS
+        self.live = _is_set(self.trace.get_tracer_provider()) or _is_set(self.metrics.get_meter_provider())
+        return self.live
 
 
-_cached: Instruments | None = None
+def _is_set(provider: object) -> bool:
+    """Whether ``provider`` is somebody's (an SDK's): the API's own are its no-op and proxy placeholders."""
+    return not type(provider).__module__.startswith(("opentelemetry.trace", "opentelemetry.metrics"))
 
 
-def instruments() -> Instruments | None:
-    """The instruments of the providers set now, or None when there is nothing to record to."""
-    global _cached
-    api = _api()
-    if api is None:
+_state: Instruments | bool = False
+"""The instruments once made; False while the API was never wanted; True when it is not installed."""
+
+
+def instruments(*, needed: bool = False) -> Instruments | None:
+    """The instruments if a provider is set (see ``Instruments.recording``), else None.
+
+    The API is imported only if something imported it already (or it is ``needed``, or
+    a provider variable is set): nobody can have set a provider without importing it.
+    """
+    api = _api(needed=needed)
+    return api if api is not None and api.recording() else None
+
+
+def _api(*, needed: bool) -> Instruments | None:
+    global _state
+    state = _state
+    if isinstance(state, Instruments):
+        return state
+    if state is True:
         return None
-    tracer_provider, meter_provider = api.providers()
-    if tracer_provider is None and meter_provider is None:
+    if not needed and not _PROVIDER_NAMED and "opentelemetry.trace" not in sys.modules:
         return None
-    cached = _cached
-    if (
-        cached is None
-        or cached.tracer_provider is not tracer_provider
-        or cached.meter_provider is not meter_provider
-    ):
-        cached = _cached = Instruments(api, tracer_provider, meter_provider)
-    return None if cached.idle else cached
+    try:
+        found = Instruments()
+    except ImportError:  # the otel extra is not installed
+        _state = True
+        return None
+    _state = found
+    return found
 
 
 _CALL: contextvars.ContextVar[CallTrace | None] = contextvars.ContextVar("tool_loader_call", default=None)
@@ -219,7 +209,7 @@ def _identity(
 class CallTrace:
     """One call's span and duration; ``end`` once, with the result or the exception that ended it."""
 
-    __slots__ = ("_api", "_instruments", "_name", "_span", "_started", "_tokens", "error_type")
+    __slots__ = ("_api", "_name", "_span", "_started", "_tokens", "error_type")
 
     def __init__(
         self,
@@ -231,18 +221,15 @@ class CallTrace:
         *,
         attach: bool,
     ) -> None:
-        self._instruments = found
-        self._api = found.api
+        self._api = found
         self._name = name
         self.error_type: str | None = None
-        self._span: Span | None = None
         self._tokens: tuple[contextvars.Token[Any], contextvars.Token[CallTrace | None]] | None = None
-        if found.tracer is not None:
-            self._span = found.tracer.start_span(
-                f"execute_tool {name}",
-                kind=self._api.trace.SpanKind.INTERNAL,
-                attributes=_identity(tool, name, tool_use_id, generation),
-            )
+        span = found.tracer.start_span(f"execute_tool {name}", kind=found.trace.SpanKind.INTERNAL)
+        if span.is_recording():  # a tracer provider is set (and its sampler keeps the span)
+            span.set_attributes(_identity(tool, name, tool_use_id, generation))
+        # With no trace at all (no provider, no caller's trace) there is nothing to make current.
+        self._span: Span | None = span if span.get_span_context().is_valid else None
         if attach:
             self._tokens = (self._api.context.attach(self._otel_context()), _CALL.set(self))
         self._started = time.perf_counter()
@@ -298,15 +285,13 @@ class CallTrace:
                 span.set_attribute("error.type", error_type)
                 span.set_status(self._api.trace.StatusCode.ERROR)
             span.end()
-        histogram = self._instruments.call_duration
-        if histogram is not None:
-            attributes: dict[str, AttributeValue] = {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": self._name,
-            }
-            if error_type is not None:
-                attributes["error.type"] = error_type
-            histogram.record(seconds, attributes)
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": self._name,
+        }
+        if error_type is not None:
+            attributes["error.type"] = error_type
+        self._api.call_duration.record(seconds, attributes)
 
 
 def start_call(
@@ -339,7 +324,7 @@ def note_timeout() -> None:
 
 def trace_carrier() -> dict[str, str] | None:
     """The current trace as W3C ``traceparent`` (and ``tracestate``), for a call sent to another process."""
-    api = _api()
+    api = _api(needed=False)
     if api is None:
         return None
     carrier: dict[str, str] = {}

@@ -27,7 +27,7 @@ _FAILED = (LoaderEventKind.FAILED, LoaderEventKind.STUCK, LoaderEventKind.REJECT
 
 
 def tracing_reloads() -> bool:
-    """Whether a reload would be recorded (then the loader works out file events even with no listener)."""
+    """Whether a reload may be recorded (then the loader works out file events even with no listener)."""
     return instruments() is not None
 
 
@@ -52,7 +52,13 @@ def _record(found: Instruments, event: LoaderEvent, changed: tuple[str, ...], ge
     error_type: str | None = None
     if event.kind in _FAILED:
         error_type = event.error.exc_type if event.error is not None else str(event.kind)
-    if found.tracer is not None:
+    ended = int(event.time * 1e9)
+    span = found.tracer.start_span(
+        f"reload {event.path.name}",
+        context=found.context.Context(),  # a root span: no request asked for this reload
+        start_time=ended - int(seconds * 1e9),
+    )
+    if span.is_recording():
         attributes: dict[str, AttributeValue] = {
             "code.file.path": str(event.path),
             "tool_loader.reload.outcome": str(event.kind),
@@ -64,18 +70,10 @@ def _record(found: Instruments, event: LoaderEvent, changed: tuple[str, ...], ge
             attributes["tool_loader.registry.generation"] = generation
         if error_type is not None:
             attributes["error.type"] = error_type
-        ended = int(event.time * 1e9)
-        span = found.tracer.start_span(
-            f"reload {event.path.name}",
-            context=found.api.context.Context(),  # a root span: no request asked for this reload
-            attributes=attributes,
-            start_time=ended - int(seconds * 1e9),
-        )
-        if error_type is not None:
-            span.set_status(found.api.trace.StatusCode.ERROR)
+            span.set_status(found.trace.StatusCode.ERROR)
+        span.set_attributes(attributes)
         span.end(end_time=ended)
-    if found.reload_duration is not None:
-        labels: dict[str, AttributeValue] = {"tool_loader.reload.outcome": str(event.kind)}
-        if error_type is not None:
-            labels["error.type"] = error_type
-        found.reload_duration.record(seconds, labels)
+    labels: dict[str, AttributeValue] = {"tool_loader.reload.outcome": str(event.kind)}
+    if error_type is not None:
+        labels["error.type"] = error_type
+    found.reload_duration.record(seconds, labels)

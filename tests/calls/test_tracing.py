@@ -10,6 +10,9 @@ return what they see.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -175,13 +178,30 @@ def test_a_timeout_and_a_raising_tool_are_named_in_error_type(telemetry: Capture
     assert [event.name for event in raised.events] == ["exception"]
 
 
-def test_nothing_is_recorded_without_a_provider(tools_dir: Path, make_loader: MakeLoader) -> None:
+NO_PROVIDER = """
+import json, sys
+from pathlib import Path
+import opentelemetry.trace  # imported, as an application would, but no provider is ever set
+from loader import ToolLoader
+from loader.calls import tracing
+
+with ToolLoader([Path(sys.argv[1])]) as loader:
+    loader.scan()
+    seen = loader.registry.invoke("seen", {})
+    assert tracing.instruments() is None and tracing.start_call(loader.registry.get("seen"), "id", 1) is None
+    print(json.dumps({"seen": seen["content"][0]["text"], "status": seen["status"]}))
+"""
+
+
+def test_nothing_is_recorded_without_a_provider(tools_dir: Path) -> None:
+    """In a process where nobody set a provider (a fresh interpreter: this one has the test SDK's)."""
     write(tools_dir / "seen.py", SEEN)
-    loader = make_loader(tools_dir, watch=False)
-    assert tracing.instruments() is None
-    assert tracing.start_call(loader.registry.get("seen"), "id", 1) is None  # type: ignore[arg-type]
-    # Without a provider the tool sees no trace at all: no span was made for it.
-    assert text(loader.registry.invoke("seen", {})) == "0" * 32 + "/" + "0" * 16
+    done = subprocess.run(
+        [sys.executable, "-c", NO_PROVIDER, str(tools_dir)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    # The call ran, and its tool saw no trace at all: no span was made for it.
+    assert json.loads(done.stdout) == {"seen": "0" * 32 + "/" + "0" * 16, "status": "success"}
 
 
 def test_each_reload_is_a_span_with_its_outcome_and_tools(
