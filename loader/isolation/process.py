@@ -88,20 +88,30 @@ def _path_without(roots: Sequence[str], entries: Sequence[str]) -> list[str]:
     return [entry for entry in entries if os.path.realpath(entry or os.curdir) not in real_roots]
 
 
-def _relay_lines(pipe: Any) -> None:
-    """A worker's stderr (its tools' print, logging, warnings), line by line, to ``sys.stderr`` as it is.
+_SHOWN_CONTROLS: Final = {
+    code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if code not in (0x09, 0x0A)
+}
+"""Control characters (C0 but tab and newline, DEL, C1) as their escaped text: shown, never obeyed."""
+
+
+def _relay_lines(pipe: Any, *, untrusted: bool) -> None:
+    """A worker's stderr (its tools' print, logging, warnings), line by line, to ``sys.stderr``.
 
     Written through the host's Python stream rather than inherited as fd 2, so
     whoever owns the console (a progress bar, ``watch``'s full screen) decides
-    where a tool's output goes, as it does for tools run in threads.
+    where a tool's output goes, as it does for tools run in threads. An
+    ``untrusted`` (sandboxed) worker's control characters are shown escaped:
+    the stream is often the user's terminal, whose escape sequences set its
+    title, clear it, or answer back into its input.
     """
     with pipe:
         for line in iter(lambda: pipe.readline(_RELAY_CHUNK), b""):  # a line without an end comes in parts
             stream = sys.stderr
             if stream is None:
                 continue
+            text = line.decode("utf-8", errors="replace")
             try:
-                stream.write(line.decode("utf-8", errors="replace"))
+                stream.write(text.translate(_SHOWN_CONTROLS) if untrusted else text)
                 stream.flush()
             except (OSError, ValueError):  # the host's stderr is closed or gone: drop the line
                 continue
@@ -156,7 +166,11 @@ class WorkerProcess:
         assert self.process.stdin is not None and self.process.stdout is not None
         assert self.process.stderr is not None
         threading.Thread(
-            target=_relay_lines, args=(self.process.stderr,), name="tool-loader-worker-stderr", daemon=True
+            target=_relay_lines,
+            args=(self.process.stderr,),
+            kwargs={"untrusted": "sandbox" in settings},
+            name="tool-loader-worker-stderr",
+            daemon=True,
         ).start()
         reader = os.dup(self.process.stdout.fileno())
         writer = os.dup(self.process.stdin.fileno())

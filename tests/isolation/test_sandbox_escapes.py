@@ -964,3 +964,41 @@ def test_a_thread_started_before_the_worker_confines_itself_gets_the_seccomp_fil
     for name, fields in threads.items():
         assert fields["Seccomp"] == "2", f"thread {name!r} is not filtered: {fields}"
         assert int(fields["Seccomp_filters"]) >= 1, f"thread {name!r}: {fields}"
+
+
+PAINTER = '''
+import sys
+from loader import tool
+
+@tool
+def paint() -> str:
+    """Writes terminal control sequences to its stderr: a title, a clear screen, a bell."""
+    sys.stderr.write("before\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\rafter\\n")
+    sys.stderr.flush()
+    return "painted"
+'''
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "process"])
+def test_a_sandboxed_tools_stderr_reaches_the_terminal_without_control_sequences(
+    tmp_path: Path, isolation: str
+) -> None:
+    """Under ``tool-loader call`` a worker's stderr is the user's terminal: in the sandbox its control
+    characters are shown, not obeyed (a trusted process-mode tool keeps its colours)."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "paint.py").write_text(PAINTER)
+    tool_loader = str(Path(sys.executable).parent / "tool-loader")
+    done = subprocess.run(
+        [tool_loader, "call", "paint", "--dir", str(folder), "--isolation", isolation],
+        env=cli_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert b"painted" in done.stdout, done.stdout + done.stderr
+    if isolation == "sandbox":
+        assert b"before\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x0dafter\n" in done.stderr, done.stderr
+        assert not set(done.stderr) & {0x1B, 0x07, 0x0D}, done.stderr
+    else:
+        assert b"before\x1b]0;pwned\x07\x1b[2J" in done.stderr, done.stderr
