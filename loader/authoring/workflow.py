@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import getpass
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..history.provenance import write_provenance
 from .area import (
     ProposalError,
     ProposalRecord,
@@ -106,6 +108,21 @@ def _changed_files(tools_dir: Path, record: ProposalRecord) -> list[str]:
     return changed
 
 
+def _provenance(record: ProposalRecord, contents: Mapping[str, bytes]) -> dict[str, dict[str, Any]]:
+    """Each promoted file's provenance: who, which proposal, which gate report, what it replaced."""
+    replaced = {entry["tool"]: entry.get("replaced_digest") for entry in record.report["spec_diff"]["tools"]}
+    return {
+        name: {
+            "author": record.author,
+            "proposal": record.id,
+            "gate_report_digest": record.report_digest,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "replaced": replaced,
+        }
+        for name, data in contents.items()
+    }
+
+
 def promote(tools_dir: Path, proposal_id: str, *, allow_breaking: bool = False) -> Promotion:
     """Write a passed proposal's gated bytes into ``tools_dir``, with their provenance.
 
@@ -128,11 +145,10 @@ def promote(tools_dir: Path, proposal_id: str, *, allow_breaking: bool = False) 
         raise PromoteRefused(
             f"proposal {proposal_id} breaks the callers of {breaking}; pass --allow-breaking"
         )
-    from .provenance import record_provenance
-
     folder = record.files_dir(tools_dir)
     contents = {name: (folder / name).read_bytes() for name in record.files}
-    provenance = record_provenance(tools_dir, record, contents)
+    provenance = _provenance(record, contents)
+    write_provenance(tools_dir, provenance)
     written = []
     for name, data in contents.items():
         write_atomic(tools_dir / name, data)

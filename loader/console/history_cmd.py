@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -70,6 +72,14 @@ def describe_event(event: HistoryEvent) -> str:
     )
 
 
+def provenance_phrase(provenance: Mapping[str, Any]) -> str:
+    """``promoted from proposal <id> by <author> (gate report <digest>)``."""
+    return (
+        f"promoted from proposal {provenance.get('proposal')} by {provenance.get('author')} "
+        f"(gate report {str(provenance.get('gate_report_digest'))[:12]})"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the versions; exit 2 when the tool has no history."""
     stores = open_history(args.dirs, args.state_dir)
@@ -100,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
             details = describe_change(version.change, limit=2) if version.change is not None else ""
             if version.note:
                 details = f"{details}; {version.note}" if details else version.note
+            if version.provenance:
+                origin = provenance_phrase(version.provenance)
+                details = f"{details}; {origin}" if details else origin
             table.add_row(
                 version.short_hash,
                 version.digest[:12],

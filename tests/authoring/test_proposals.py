@@ -13,8 +13,8 @@ from support import eventually
 from loader import LoaderConfig, ToolLoader, ToolRegistry
 from loader.authoring.area import ProposalState, proposals_dir
 from loader.authoring.gate import GateOptions, gate_digest
-from loader.authoring.provenance import provenance_of
 from loader.authoring.workflow import PromoteRefused, list_proposals, promote, propose
+from loader.history.provenance import provenance_of
 from loader.isolation.sandbox import probe
 
 pytestmark = pytest.mark.skipif(

@@ -1,20 +1,22 @@
 """Where a promoted file came from: ``DIR/.tool-loader/provenance.json``, keyed by the live file.
 
-An entry holds while the live file still has the promoted bytes (its sha256); a later edit by
-hand ends it.
+``loader.authoring`` writes an entry when it promotes a proposal (its author, the proposal id,
+the digest of its gate report, the digests of the versions it replaced); the recorder stores it
+with each version that goes live from that file, and the MCP listing shows it. An entry holds
+while the live file still has the promoted bytes (its sha256): a later edit by hand ends it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from .area import ProposalRecord, write_atomic
-
-__all__ = ["PROVENANCE_FILE", "provenance_of", "read_provenance", "record_provenance"]
+__all__ = ["PROVENANCE_FILE", "provenance_of", "read_provenance", "write_provenance"]
 
 PROVENANCE_FILE: Final = Path(".tool-loader") / "provenance.json"
 
@@ -28,28 +30,20 @@ def read_provenance(tools_dir: Path) -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def record_provenance(
-    tools_dir: Path, record: ProposalRecord, contents: Mapping[str, bytes]
-) -> dict[str, Any]:
-    """Record the provenance of each file about to be promoted; the entries written."""
-    replaced = {
-        entry["tool"]: entry.get("replaced_digest")
-        for entry in record.report.get("spec_diff", {}).get("tools", [])
-    }
-    entries = {
-        name: {
-            "author": record.author,
-            "proposal": record.id,
-            "gate_report_digest": record.report_digest,
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "replaced": replaced,
-        }
-        for name, data in contents.items()
-    }
+def write_provenance(tools_dir: Path, entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add ``entries`` (live file, relative -> provenance) to the folder's record, with one rename."""
     known = read_provenance(tools_dir)
-    known.update(entries)
-    write_atomic(tools_dir / PROVENANCE_FILE, (json.dumps(known, indent=2, sort_keys=True) + "\n").encode())
-    return entries
+    known.update({name: dict(entry) for name, entry in entries.items()})
+    target = tools_dir / PROVENANCE_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".provenance.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(json.dumps(known, indent=2, sort_keys=True) + "\n")
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def provenance_of(path: Path, roots: tuple[Path, ...]) -> dict[str, Any] | None:
