@@ -76,6 +76,8 @@ COMMANDS: dict[str, str] = {
     "propose": "loader.console.propose_cmd",
     "proposals": "loader.console.proposals_cmd",
     "promote": "loader.console.promote_cmd",
+    "quarantine": "loader.console.quarantine_cmd",
+    "unquarantine": "loader.console.quarantine_cmd",
 }
 
 _EPILOG = """\

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from rich.console import Console
@@ -12,7 +12,7 @@ from rich.text import Text
 from ..authoring.area import ProposalRecord
 from ..authoring.gate import spec_verdict
 
-__all__ = ["gate_lines", "print_report", "proposal_json"]
+__all__ = ["gate_lines", "print_report", "proposal_json", "quarantine_phrase"]
 
 
 def _step(ok: bool) -> Text:
@@ -78,3 +78,8 @@ def proposal_json(record: ProposalRecord) -> dict[str, Any]:
     data["gate"] = "passed" if record.report.get("passed") else "failed"
     data["spec"] = spec_verdict(record.report)
     return data
+
+
+def quarantine_phrase(names: Iterable[str]) -> str:
+    """``quarantined (not listed, calls refused): a, b``."""
+    return f"quarantined (not listed, calls refused): {', '.join(sorted(names))}"

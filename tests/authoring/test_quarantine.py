@@ -1,0 +1,99 @@
+"""Quarantine: a live tool out of listings and its calls refused, in one commit, across restarts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import eventually, run_cli
+
+from loader import LoaderConfig, ToolLoader
+from loader.authoring.quarantine import QuarantineFollower, read_quarantine, set_quarantined
+
+TOOLS = '''
+from loader import tool
+
+
+@tool
+def shout(text: str) -> str:
+    """Shout a text.
+
+    Args:
+        text: The text.
+    """
+    return text.upper()
+
+
+@tool
+def whisper(text: str) -> str:
+    """Whisper a text.
+
+    Args:
+        text: The text.
+    """
+    return text.lower()
+'''
+
+
+def _folder(tmp_path: Path) -> Path:
+    live = tmp_path / "tools"
+    live.mkdir()
+    (live / "voice.py").write_text(TOOLS)
+    return live
+
+
+def test_quarantine_takes_one_tool_out_in_one_commit_and_unquarantine_brings_it_back(tmp_path: Path) -> None:
+    live = _folder(tmp_path)
+    follower = QuarantineFollower()
+    commits: list[list[tuple[str, str]]] = []
+    try:
+        with ToolLoader([live], config=LoaderConfig(rescan_interval=0.2), plugins=[follower]) as loader:
+            loader.registry.subscribe(lambda c: commits.append([(x.kind.value, x.name) for x in c.changes]))
+            assert set_quarantined(live, "shout", True)
+            eventually(lambda: "shout" not in loader.registry, message="shout leaves the registry")
+            assert loader.registry.names() == ("whisper",)
+            refused = loader.registry.invoke("shout", {"text": "a"})
+            assert refused["status"] == "error"
+            (live / "voice.py").write_text(TOOLS + "\n# edited\n")
+            eventually(
+                lambda: loader.status()[0].content_hash and loader.wait_idle(1), message="the edit loads"
+            )
+            assert "shout" not in loader.registry  # an edit does not bring it back
+            assert set_quarantined(live, "shout", False)
+            eventually(lambda: "shout" in loader.registry, message="shout comes back")
+            assert loader.registry.invoke("shout", {"text": "a"})["content"][0]["text"] == "A"
+            assert commits[0] == [("removed", "shout")]
+            assert [("added", "shout")] in commits
+    finally:
+        follower.close()
+
+
+def test_the_quarantine_outlasts_a_restart(tmp_path: Path) -> None:
+    live = _folder(tmp_path)
+    set_quarantined(live, "whisper", True)
+    assert read_quarantine(live) == {"whisper"}
+    follower = QuarantineFollower()
+    try:
+        with ToolLoader([live], plugins=[follower]) as loader:
+            assert loader.registry.names() == ("shout",)
+            assert loader.quarantined == {"whisper"}
+    finally:
+        follower.close()
+
+
+def test_quarantine_from_the_command_line(tmp_path: Path) -> None:
+    live = _folder(tmp_path)
+    done = run_cli("quarantine", "shout", "--dir", "tools", cwd=tmp_path)
+    assert done.returncode == 0 and "shout quarantined" in done.stdout, done.stderr
+    listed = run_cli("list", "tools", "--json", cwd=tmp_path)
+    document = json.loads(listed.stdout)
+    assert [tool["name"] for tool in document["tools"]] == ["whisper"]
+    assert document["quarantined"] == ["shout"]
+    plain = run_cli("list", "tools", cwd=tmp_path)
+    assert "quarantined (not listed, calls refused): shout" in plain.stdout
+    assert run_cli("call", "shout", "--dir", "tools", cwd=tmp_path).returncode != 0
+    back = run_cli("unquarantine", "shout", "--dir", "tools", cwd=tmp_path)
+    assert back.returncode == 0, back.stderr
+    document = json.loads(run_cli("list", "tools", "--json", cwd=tmp_path).stdout)
+    assert [tool["name"] for tool in document["tools"]] == ["shout", "whisper"]
+    assert live.joinpath(".tool-loader", "quarantine.json").is_file()
