@@ -6,8 +6,6 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -17,6 +15,7 @@ from ..spec_diff.kinds import SpecChangeKind
 from ..spec_diff.specs import describe_change
 from .common import add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
+from .proposal_view import provenance_phrase
 from .render import display_path
 
 __all__ = ["HELP", "add_arguments", "change_label", "describe_event", "format_duration", "run"]
@@ -69,14 +68,6 @@ def describe_event(event: HistoryEvent) -> str:
     return (
         f"{when}: {event.count} tool versions went live but were not recorded (the database was busy "
         f"from {since}); this history has gaps"
-    )
-
-
-def provenance_phrase(provenance: Mapping[str, Any]) -> str:
-    """``promoted from proposal <id> by <author> (gate report <digest>)``."""
-    return (
-        f"promoted from proposal {provenance.get('proposal')} by {provenance.get('author')} "
-        f"(gate report {str(provenance.get('gate_report_digest'))[:12]})"
     )
 
 

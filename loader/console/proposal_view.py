@@ -12,7 +12,7 @@ from rich.text import Text
 from ..authoring.area import ProposalRecord
 from ..authoring.gate import spec_verdict
 
-__all__ = ["gate_lines", "print_report", "proposal_json", "quarantine_phrase"]
+__all__ = ["gate_lines", "print_report", "proposal_json", "provenance_phrase", "quarantine_phrase"]
 
 
 def _step(ok: bool) -> Text:
@@ -83,3 +83,11 @@ def proposal_json(record: ProposalRecord) -> dict[str, Any]:
 def quarantine_phrase(names: Iterable[str]) -> str:
     """``quarantined (not listed, calls refused): a, b``."""
     return f"quarantined (not listed, calls refused): {', '.join(sorted(names))}"
+
+
+def provenance_phrase(provenance: Mapping[str, Any]) -> str:
+    """``promoted from proposal <id> by <author> (gate report <digest>)``."""
+    return (
+        f"promoted from proposal {provenance.get('proposal')} by {provenance.get('author')} "
+        f"(gate report {str(provenance.get('gate_report_digest'))[:12]})"
+    )

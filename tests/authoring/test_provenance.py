@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio.to_thread
@@ -66,3 +67,13 @@ async def test_provenance_in_the_history_and_the_listing(tmp_path: Path) -> None
     shown = run_cli("history", "shout", "--dir", str(live), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert f"promoted from proposal {record.id} by agent-7" in shown.stdout
+    inspected = run_cli("inspect", "shout", "--dir", str(live), "--json", cwd=tmp_path)
+    assert json.loads(inspected.stdout)["provenance"] == provenance
+    assert (
+        json.loads(run_cli("inspect", "whisper", "--dir", str(live), "--json", cwd=tmp_path).stdout)[
+            "provenance"
+        ]
+        is None
+    )
+    plain = run_cli("inspect", "shout", "--dir", str(live), cwd=tmp_path)
+    assert f"promoted from proposal {record.id} by agent-7" in " ".join(plain.stdout.split())
