@@ -10,6 +10,7 @@ tools of the same names (loaded the same way).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import tempfile
 from collections.abc import Callable, Mapping
@@ -26,7 +27,8 @@ from ..reload.loader import ToolLoader
 from ..spec_diff import SpecChangeKind, compare_specs, describe_change
 from ..status import FileState
 from ..types import AgentTool, ToolResult
-from .properties import run_properties
+from .area import ProposalError
+from .properties import MISSING_EXTRA, run_properties
 
 __all__ = ["GateOptions", "gate_digest", "run_gate", "spec_verdict"]
 
@@ -159,8 +161,13 @@ def run_gate(
 
     Fails closed: when the machine cannot enforce the sandbox (and ``options.sandbox`` is not
     best effort) the report says so and nothing is imported.
+
+    Raises:
+        ProposalError: ``hypothesis-jsonschema`` is not installed (the ``authoring`` extra).
     """
     options = options or GateOptions()
+    if importlib.util.find_spec("hypothesis_jsonschema") is None:  # found, not imported: see properties
+        raise ProposalError(MISSING_EXTRA)
     report: dict[str, Any] = {"passed": False}
     try:
         layers = check_layers(options.sandbox)

@@ -18,13 +18,16 @@ from typing import Any, Final
 
 import jsonschema  # type: ignore[import-untyped]
 
+from ..distribution import install_command
 from ..reload.gate import result_output
 from ..types import ToolResult, ToolSpec
+from .area import ProposalError
 
-__all__ = ["DECLARED_ERRORS", "PropertyRun", "judge_result", "run_properties"]
+__all__ = ["DECLARED_ERRORS", "MISSING_EXTRA", "PropertyRun", "judge_result", "run_properties"]
 
 DECLARED_ERRORS: Final = frozenset({"ValueError", "ToolValidationError"})
 """What a tool may raise for an input it refuses: its declared errors."""
+MISSING_EXTRA: Final = f"the gate's property tests need the authoring extra: {install_command('authoring')}"
 _RAISED: Final = re.compile(r"^Error: (?P<type>[\w.]+) - ")
 _REFUSED: Final = "Invalid input for tool"
 
@@ -79,7 +82,10 @@ def judge_result(result: ToolResult, seconds: float, deadline: float, spec: Tool
 
 @contextlib.contextmanager
 def _storage_in(folder: Path) -> Iterator[None]:
-    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+    except ImportError as exc:
+        raise ProposalError(MISSING_EXTRA) from exc
 
     previous = storage_directory(intent_to_write=False)
     set_hypothesis_home_dir(folder)
@@ -117,9 +123,12 @@ def run_properties(
 def _run(
     spec: ToolSpec, call: Callable[[Mapping[str, Any]], ToolResult], *, cases: int, seed: int, deadline: float
 ) -> PropertyRun:
-    import hypothesis
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis_jsonschema import from_schema
+    try:
+        import hypothesis
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis_jsonschema import from_schema
+    except ImportError as exc:
+        raise ProposalError(MISSING_EXTRA) from exc
 
     name = spec["name"]
     try:

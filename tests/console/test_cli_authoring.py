@@ -60,3 +60,20 @@ def test_propose_then_promote_from_the_command_line(tmp_path: Path) -> None:
     assert not (tmp_path / ".hypothesis").exists()  # hypothesis kept its caches in the gate's scratch
     unknown = run_cli("promote", "no-such-id", "--dir", "live", cwd=tmp_path)
     assert unknown.returncode == 2 and "no proposal 'no-such-id'" in unknown.stderr
+
+
+def test_propose_without_the_authoring_extra_names_its_requirements(tmp_path: Path) -> None:
+    hidden = tmp_path / "hidden" / "hypothesis_jsonschema"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text(
+        'raise ModuleNotFoundError("hidden by the test", name="hypothesis_jsonschema")\n'
+    )
+    (tmp_path / "live").mkdir()
+    (tmp_path / "count.py").write_text(GOOD)
+    done = run_cli(
+        "propose", "count.py", "--dir", "live", cwd=tmp_path, env={"PYTHONPATH": str(hidden.parent)}
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "need the authoring extra: pip install 'hypothesis-jsonschema>=0.23.1,<0.24'" in message, message
+    assert "'hypothesis>=6.135,<6.170.10'" in message
