@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"no proposals in {args.dir}")
         return 0
     table = Table("id", "state", "author", "age", "tools", "gate", "spec vs live")
+    table.columns[0].no_wrap = True
     now = time.time()
     for record in records:
         table.add_row(

@@ -91,7 +91,8 @@ def test_quarantine_from_the_command_line(tmp_path: Path) -> None:
     assert document["quarantined"] == ["shout"]
     plain = run_cli("list", "tools", cwd=tmp_path)
     assert "quarantined (not listed, calls refused): shout" in plain.stdout
-    assert run_cli("call", "shout", "--dir", "tools", cwd=tmp_path).returncode != 0
+    called = run_cli("call", "shout", "--dir", "tools", cwd=tmp_path)
+    assert called.returncode == 2 and "tool 'shout' is quarantined" in called.stderr, called.stderr
     back = run_cli("unquarantine", "shout", "--dir", "tools", cwd=tmp_path)
     assert back.returncode == 0, back.stderr
     document = json.loads(run_cli("list", "tools", "--json", cwd=tmp_path).stdout)

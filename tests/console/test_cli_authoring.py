@@ -46,6 +46,8 @@ def test_propose_then_promote_from_the_command_line(tmp_path: Path) -> None:
     bad = json.loads(failed.stdout)
     assert bad["state"] == "failed" and bad["gate"] == "failed" and bad["tools"] == ["count_chars"]
 
+    table = run_cli("proposals", "--dir", "live", cwd=tmp_path)
+    assert table.returncode == 0 and json.loads(failed.stdout)["id"] in table.stdout, table.stdout
     listed = run_cli("proposals", "--dir", "live", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     records = {record["state"]: record for record in json.loads(listed.stdout)}
