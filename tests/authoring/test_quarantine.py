@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
-from support import eventually, run_cli
+from support import LineReader, cli_env, eventually, run_cli
 
 from loader import LoaderConfig, ToolLoader
 from loader.authoring.quarantine import QuarantineFollower, read_quarantine, set_quarantined
@@ -54,9 +58,11 @@ def test_quarantine_takes_one_tool_out_in_one_commit_and_unquarantine_brings_it_
             assert loader.registry.names() == ("whisper",)
             refused = loader.registry.invoke("shout", {"text": "a"})
             assert refused["status"] == "error"
-            (live / "voice.py").write_text(TOOLS + "\n# edited\n")
+            edited = (TOOLS + "\n# edited\n").encode()
+            (live / "voice.py").write_bytes(edited)
+            digest = hashlib.sha256(edited).hexdigest()
             eventually(
-                lambda: loader.status()[0].content_hash and loader.wait_idle(1), message="the edit loads"
+                lambda: digest.startswith(loader.status()[0].content_hash or "-"), message="the edit loads"
             )
             assert "shout" not in loader.registry  # an edit does not bring it back
             assert set_quarantined(live, "shout", False)
@@ -98,3 +104,32 @@ def test_quarantine_from_the_command_line(tmp_path: Path) -> None:
     document = json.loads(run_cli("list", "tools", "--json", cwd=tmp_path).stdout)
     assert [tool["name"] for tool in document["tools"]] == ["shout", "whisper"]
     assert live.joinpath(".tool-loader", "quarantine.json").is_file()
+
+
+def test_watch_names_the_quarantine_and_follows_it(tmp_path: Path) -> None:
+    live = _folder(tmp_path)
+    set_quarantined(live, "whisper", True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools"],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(
+            r"^loaded 2 tools from 1 file in tools .*; quarantined \(not listed, calls refused\): whisper$"
+        )
+        out.wait_for(r"^watching tools")
+        assert run_cli("quarantine", "shout", "--dir", "tools", cwd=tmp_path).returncode == 0
+        out.wait_for(r"tools changed: -shout \(0 tools\)$")
+        assert run_cli("unquarantine", "whisper", "--dir", "tools", cwd=tmp_path).returncode == 0
+        out.wait_for(r"tools changed: \+whisper \(1 tool\)$")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
