@@ -9,6 +9,10 @@ from .distribution import mount_checkout_plugins as _mount_checkout_plugins
 
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
+from .authoring.area import ProposalError, ProposalRecord, ProposalState
+from .authoring.gate import GateOptions
+from .authoring.quarantine import QuarantineFollower, read_quarantine, set_quarantined
+from .authoring.workflow import PromoteRefused, Promotion, list_proposals, promote, propose, propose_files
 from .calls.runner import CallLimits
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
@@ -99,6 +103,7 @@ __all__ = [
     "FileState",
     "FileStatus",
     "FunctionTool",
+    "GateOptions",
     "HistoryRecorder",
     "HistoryStore",
     "InputProblem",
@@ -117,6 +122,12 @@ __all__ = [
     "ModuleTool",
     "OptionError",
     "ProgressUpdate",
+    "PromoteRefused",
+    "Promotion",
+    "ProposalError",
+    "ProposalRecord",
+    "ProposalState",
+    "QuarantineFollower",
     "Question",
     "RateLimit",
     "RegistryChange",
@@ -168,6 +179,12 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "is_tool",
+    "list_proposals",
+    "promote",
+    "propose",
+    "propose_files",
+    "read_quarantine",
+    "set_quarantined",
     "spec_digest",
     "tool",
     "tool_digest",

@@ -71,6 +71,7 @@ FALLBACK: Final[Mapping[str, tuple[str, ...]]] = {
     "google-adk": ("google-adk>=2.0",),
     "llama-index": ("llama-index-core>=0.14",),
     "smolagents": ("smolagents>=1.26",),
+    "authoring": ("hypothesis-jsonschema>=0.23.1,<0.24", "hypothesis>=6.135,<6.170.10"),
 }
 """Each extra's requirements as ``pyproject.toml`` spells them, for when no metadata is installed."""
 

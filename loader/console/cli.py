@@ -73,6 +73,11 @@ COMMANDS: dict[str, str] = {
     "history": "loader.console.history_cmd",
     "diff": "loader.console.diff_cmd",
     "rollback": "loader.console.rollback_cmd",
+    "propose": "loader.console.propose_cmd",
+    "proposals": "loader.console.proposals_cmd",
+    "promote": "loader.console.promote_cmd",
+    "quarantine": "loader.console.quarantine_cmd",
+    "unquarantine": "loader.console.quarantine_cmd",
 }
 
 _EPILOG = """\

@@ -15,6 +15,7 @@ from ..spec_diff.kinds import SpecChangeKind
 from ..spec_diff.specs import describe_change
 from .common import add_dirs_argument, stdout_console
 from .history_options import add_history_arguments, open_history, store_with_tool
+from .proposal_view import provenance_phrase
 from .render import display_path
 
 __all__ = ["HELP", "add_arguments", "change_label", "describe_event", "format_duration", "run"]
@@ -100,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             details = describe_change(version.change, limit=2) if version.change is not None else ""
             if version.note:
                 details = f"{details}; {version.note}" if details else version.note
+            if version.provenance:
+                origin = provenance_phrase(version.provenance)
+                details = f"{details}; {origin}" if details else origin
             table.add_row(
                 version.short_hash,
                 version.digest[:12],

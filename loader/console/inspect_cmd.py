@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -16,10 +17,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..fingerprint import tool_digest
+from ..history.provenance import provenance_of
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .completion import complete_tool_names
+from .proposal_view import provenance_phrase
 from .render import (
     find_tool,
     input_properties,
@@ -154,6 +157,9 @@ def render_tool(tool: AgentTool, loader: Any) -> RenderableType:
         about["rate_limit"] = (
             f"{limit.requests} requests per {limit.window_seconds:g} s" if limit is not None else "-"
         )
+    provenance = _provenance(tool, loader)
+    if provenance is not None:
+        about["provenance"] = provenance_phrase(provenance)
     if status is not None:
         about["file state"] = str(status.state)
         if status.loaded_at:
@@ -166,6 +172,12 @@ def render_tool(tool: AgentTool, loader: Any) -> RenderableType:
     return Group(*parts)
 
 
+def _provenance(tool: AgentTool, loader: Any) -> dict[str, Any] | None:
+    """Where the tool's file came from, when it was promoted from a proposal and not edited since."""
+    source = loader.registry.source_of(tool.tool_name)
+    return None if source is None else provenance_of(Path(source), tuple(loader.paths))
+
+
 def run(args: argparse.Namespace) -> int:
     """Load and show one tool; exit 2 if there is no such tool."""
     quiet_logs(args.verbose)
@@ -173,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         tool = find_tool(loader, args.name, report)
         if args.json:
-            sys.stdout.write(json.dumps(tool_record(tool, loader), indent=2, default=repr) + "\n")
+            record = {**tool_record(tool, loader), "provenance": _provenance(tool, loader)}
+            sys.stdout.write(json.dumps(record, indent=2, default=repr) + "\n")
             sys.stdout.flush()
         else:
             console: Console = stdout_console()

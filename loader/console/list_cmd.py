@@ -15,6 +15,7 @@ from ..reload.loader import ToolLoader
 from ..status import FileState, ScanReport
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .proposal_view import quarantine_phrase
 from .render import (
     display_path,
     load_from_args,
@@ -74,6 +75,7 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
         "unreadable": [
             {"path": str(f.path), "reason": f.reason, "watched_folder": f.root} for f in report.unreadable
         ],
+        "quarantined": sorted(loader.quarantined),
         "summary": {
             "tools": len(tools),
             "files": len(report.files),
@@ -110,3 +112,5 @@ def _print(
     if report.unreadable:
         summary.append(f"; {plural(len(report.unreadable), 'folder')} unreadable", style="bold red")
     console.print(summary, highlight=False)
+    if loader.quarantined:
+        console.print(quarantine_phrase(loader.quarantined), style="yellow", highlight=False, soft_wrap=True)

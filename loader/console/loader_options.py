@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ..authoring.quarantine import QuarantineFollower
 from ..errors import OptionError
 from ..hookspecs import hookimpl
 from ..isolation.options import WorkerOptions
@@ -326,7 +327,8 @@ def sandbox_layers(args: argparse.Namespace) -> tuple[Layer, ...]:
 
 
 def loader_plugins(args: argparse.Namespace) -> list[object]:
-    """Extra plugins the command's options ask for (``--include``/``--exclude``)."""
+    """Extra plugins the command's options ask for (``--include``/``--exclude``), and the quarantine's."""
     include = getattr(args, "include", None) or []
     exclude = getattr(args, "exclude", None) or []
-    return [SourceFilter(include, exclude)] if include or exclude else []
+    quarantine: list[object] = [QuarantineFollower()]
+    return [SourceFilter(include, exclude), *quarantine] if include or exclude else quarantine

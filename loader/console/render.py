@@ -174,6 +174,8 @@ def find_tool(loader: ToolLoader, name: str, report: ScanReport) -> AgentTool:
     found = loader.registry.get(name)
     if found is not None:
         return found
+    if normalise_tool_name(name) in loader.quarantined:
+        raise UsageError(f"tool {name!r} is quarantined (tool-loader unquarantine {name} --dir DIR)")
     names = loader.registry.names()
     message = f"unknown tool {name!r}; {did_you_mean(name, names)}available: {', '.join(names) or 'none'}"
     if report.unreadable:

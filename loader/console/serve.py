@@ -79,6 +79,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--path", default="/mcp", help="endpoint path for --transport http (default: /mcp)")
     parser.add_argument("--name", default="tool-loader", help="the server name clients see")
+    parser.add_argument(
+        "--agent-authoring",
+        action="store_true",
+        help="also serve propose_tool(filename, source) and list_proposals() for the first folder "
+        "(proposals are gated in the sandbox; docs/agent-written-tools.md)",
+    )
+    parser.add_argument(
+        "--autonomy",
+        choices=("propose", "auto"),
+        default="propose",
+        help="with --agent-authoring: 'propose' (default) leaves promotion to a person; "
+        "'auto' also serves promote_proposal(proposal_id)",
+    )
     add_history_arguments(parser, recording=True)
     add_gate_arguments(parser)
     http = parser.add_argument_group("HTTP transport (fleet)")
@@ -251,6 +264,21 @@ def _metrics(server: MCPToolServer, console: Console, wanted: bool) -> MetricsSo
     return ServeMetrics(server)
 
 
+def _add_authoring_tools(loader: ToolLoader, args: argparse.Namespace, dirs: list[Path]) -> None:
+    """``--agent-authoring``: the proposal tools for the first folder, beside the folder's own."""
+    if not args.agent_authoring:
+        return
+    from ..authoring.agent_tools import authoring_tools
+    from ..authoring.gate import GateOptions
+    from ..isolation.sandbox.options import SandboxOptions
+
+    options = GateOptions(
+        sandbox=SandboxOptions(best_effort=bool(getattr(args, "sandbox_best_effort", False)))
+    )
+    for tool in authoring_tools(dirs[0], autonomy=args.autonomy, options=options):
+        loader.registry.register(tool)
+
+
 def _scan(loader: ToolLoader, console: Console, dirs: list[Path]) -> None:
     report = loader.scan()
     failed = report.failed
@@ -352,6 +380,7 @@ def run(args: argparse.Namespace) -> int:
         recorder = None
         try:
             recorder = attach_history(loader, args)
+            _add_authoring_tools(loader, args, dirs)
             server = MCPToolServer(
                 loader.registry,
                 loader=loader,

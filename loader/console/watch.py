@@ -34,6 +34,7 @@ from ..status import LoaderEvent, ScanReport
 from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments
+from .proposal_view import quarantine_phrase
 from .render import (
     callback_line,
     display_path,
@@ -199,7 +200,8 @@ def summary(report: ScanReport, loader: ToolLoader) -> str:
         f"({report.seconds * 1000:.0f} ms)"
     )
     problems = problems_phrase(report.failed)
-    return f"{text}, {problems}" if problems else text
+    text = f"{text}, {problems}" if problems else text
+    return f"{text}; {quarantine_phrase(loader.quarantined)}" if loader.quarantined else text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 from ..health import ThreadHealth
 from ..hookspecs import hookimpl
 from ..types import AgentTool
+from .provenance import provenance_of
 from .store import DEFAULT_KEEP, HistoryError, HistoryStore, NewVersion, database_path
 from .writer import DEFAULT_QUEUE_LIMIT, HistoryWriter, Record, Removal
 
@@ -155,6 +156,7 @@ class HistoryRecorder:
             content_hash=digest,
             went_live_at=time.time(),
             note=note,
+            provenance=provenance_of(Path(path), (root,)),
         )
         self._writer.submit(Record(root, version, stale))
 

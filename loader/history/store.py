@@ -82,7 +82,8 @@ CREATE TABLE IF NOT EXISTS versions (
     change_json TEXT,
     note TEXT,
     pid INTEGER NOT NULL,
-    digest TEXT
+    digest TEXT,
+    provenance_json TEXT
 );
 CREATE INDEX IF NOT EXISTS versions_by_tool ON versions (tool, id);
 CREATE TABLE IF NOT EXISTS events (
@@ -156,6 +157,8 @@ class NewVersion:
     content_hash: str
     went_live_at: float
     note: str | None = None
+    provenance: Mapping[str, Any] | None = None
+    """Where a promoted version came from (``loader.history.provenance``); None for one written by hand."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +182,7 @@ class ToolVersion:
     change: SpecChange | None
     note: str | None
     digest: str
+    provenance: dict[str, Any] | None = None
 
     @property
     def short_hash(self) -> str:
@@ -202,6 +206,7 @@ class ToolVersion:
             "replaced_at": self.replaced_at,
             "change": None if self.change is None else self.change.to_json(),
             "note": self.note,
+            "provenance": self.provenance,
             "spec": self.spec,
         }
         if content:
@@ -336,7 +341,7 @@ class HistoryStore:
             digest = spec_digest(version.spec)
             cursor = db.execute(
                 "INSERT INTO versions (tool, spec_json, file_path, content, content_hash, went_live_at, "
-                "change_json, note, pid, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "change_json, note, pid, digest, provenance_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     version.tool,
                     spec_json,
@@ -348,6 +353,9 @@ class HistoryStore:
                     version.note,
                     os.getpid(),
                     digest,
+                    None
+                    if version.provenance is None
+                    else json.dumps(dict(version.provenance), sort_keys=True),
                 ),
             )
             new_id = cursor.lastrowid
@@ -369,6 +377,7 @@ class HistoryStore:
             change=change,
             note=version.note,
             digest=digest,
+            provenance=None if version.provenance is None else dict(version.provenance),
         )
 
     def note_event(self, event: HistoryEvent) -> None:
@@ -410,7 +419,7 @@ class HistoryStore:
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, tool, spec_json, file_path, content, content_hash, went_live_at, replaced_at, "
-                "change_json, note, digest FROM versions WHERE tool = ? ORDER BY id DESC",
+                "change_json, note, digest, provenance_json FROM versions WHERE tool = ? ORDER BY id DESC",
                 (tool,),
             ).fetchall()
         return [_version_of(row) for row in rows]
@@ -448,6 +457,7 @@ def _version_of(row: tuple[Any, ...]) -> ToolVersion:
         change_json,
         note,
         digest,
+        provenance_json,
     ) = row
     return ToolVersion(
         id=ident,
@@ -461,11 +471,13 @@ def _version_of(row: tuple[Any, ...]) -> ToolVersion:
         change=None if change_json is None else SpecChange.from_json(json.loads(change_json)),
         note=note,
         digest=digest if digest is not None else spec_digest(json.loads(spec_json)),
+        provenance=None if provenance_json is None else json.loads(provenance_json),
     )
 
 
 def _add_digests(db: sqlite3.Connection) -> None:
-    """Give a database from before the digest column that column, filled from the stored specs.
+    """Give a database from before the digest column that column, filled from the stored specs
+    (and one from before the provenance column that column, empty).
 
     Runs inside the opening write transaction, so two processes opening an old
     database at once migrate it once; rows written by an older process later
@@ -475,6 +487,8 @@ def _add_digests(db: sqlite3.Connection) -> None:
     columns = {row[1] for row in db.execute("PRAGMA table_info(versions)")}
     if "digest" not in columns:
         db.execute("ALTER TABLE versions ADD COLUMN digest TEXT")
+    if "provenance_json" not in columns:
+        db.execute("ALTER TABLE versions ADD COLUMN provenance_json TEXT")
     missing = db.execute("SELECT id, spec_json FROM versions WHERE digest IS NULL").fetchall()
     db.executemany(
         "UPDATE versions SET digest = ? WHERE id = ?",

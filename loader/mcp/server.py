@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -51,6 +52,7 @@ from starlette.requests import Request
 
 from ..context.messages import LogLevel
 from ..fingerprint import tool_digest
+from ..history.provenance import provenance_of
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
@@ -65,6 +67,7 @@ from .wire import (
     DIGEST_META_KEY,
     EXPECTED_DIGEST_META_KEY,
     FINGERPRINT_META_KEY,
+    PROVENANCE_META_KEY,
     call_tool_wire,
     text_is_structured,
     to_mcp_tool,
@@ -331,7 +334,7 @@ class MCPToolServer:
                 digest = tool_digest(tool)
                 self._versions.remember(name, digest, spec)
                 converted = to_mcp_tool(
-                    spec, protocol_version=protocol_version, meta={DIGEST_META_KEY: digest}
+                    spec, protocol_version=protocol_version, meta=self._entry_meta(snapshot, name, digest)
                 )
                 try:
                     now[name] = (weakref.ref(tool), converted)
@@ -340,6 +343,16 @@ class MCPToolServer:
             listing.append(converted)
         self._converted_tools = {**self._converted_tools, protocol_version: now}
         return listing
+
+    def _entry_meta(self, snapshot: RegistrySnapshot, name: str, digest: str) -> dict[str, Any]:
+        """A listing entry's ``_meta``: its digest, and its provenance when a proposal was promoted."""
+        meta: dict[str, Any] = {DIGEST_META_KEY: digest}
+        source = snapshot.source_of(name)
+        if source is not None and self._loader is not None:
+            provenance = provenance_of(Path(source), self._loader.paths)
+            if provenance is not None:
+                meta[PROVENANCE_META_KEY] = provenance
+        return meta
 
     async def _call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams

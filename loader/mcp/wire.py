@@ -24,6 +24,7 @@ __all__ = [
     "DIGEST_META_KEY",
     "EXPECTED_DIGEST_META_KEY",
     "FINGERPRINT_META_KEY",
+    "PROVENANCE_META_KEY",
     "call_tool_wire",
     "finite_json",
     "text_is_structured",
@@ -38,6 +39,9 @@ DIGEST_META_KEY = "tool-loader/digest"
 """The ``_meta`` key carrying one tool's digest: on each ``tools/list`` entry, and on a ``tools/call``
 result (the digest of the version that answered, or of the live one when a stale call was refused)."""
 
+PROVENANCE_META_KEY = "tool-loader/provenance"
+"""The ``_meta`` key of a ``tools/list`` entry promoted from a proposal: its author, proposal id,
+gate report digest and the digests it replaced (``loader.history.provenance``)."""
 EXPECTED_DIGEST_META_KEY = "tool-loader/expected-digest"
 """The ``tools/call`` request ``_meta`` key naming the digest the client saw: a differing live tool
 is not run."""

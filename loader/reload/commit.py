@@ -31,15 +31,19 @@ def commit_owners(
     ownership: NameOwnership,
     records: Mapping[Path, FileRecord],
     registered: dict[str, AgentTool],
+    withheld: frozenset[str] = frozenset(),
 ) -> tuple[OwnershipChange, RegistryChangeSet | None]:
     """Settle ownership and swap the registry once for every affected name.
 
     ``registered`` (normalised name → the tool this loader put in the registry)
     is brought up to date. A tool someone unregistered by hand is not
-    unregistered again.
+    unregistered again. A name in ``withheld`` (normalised: quarantined) is served by no tool.
     """
     decided = ownership.settle()
-    serving = {key: serving_tool(key, ownership, records) for key in sorted(decided.names)}
+    serving = {
+        key: None if key in withheld else serving_tool(key, ownership, records)
+        for key in sorted(decided.names)
+    }
     with registry.batch() as batch:
         for key, new_tool in serving.items():
             old_tool = registered.get(key)

@@ -36,6 +36,7 @@ from ..importing.discovery import (
     make_plugin_manager,
     notify_hook,
 )
+from ..names import normalise_tool_name
 from ..registry.changes import RegistryChangeSet
 from ..registry.tool_registry import ToolRegistry
 from ..status import (
@@ -105,6 +106,7 @@ class ToolLoader:
         self._by_module: dict[str, Path] = {}
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
+        self._quarantined: frozenset[str] = frozenset()
         self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
         self._fingerprints = FingerprintCache()
         self._published = Published(self.registry.snapshot(), Map(), self._fingerprints)
@@ -360,6 +362,37 @@ class ToolLoader:
         root = self._backend.root_of(path)
         return root is not None and self._sources.matters(path, root)
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` ran."""
+        return self._closed
+
+    @property
+    def quarantined(self) -> frozenset[str]:
+        """The tool names (normalised) withheld from the registry: out of listings, calls refused."""
+        return self._quarantined
+
+    def quarantine(self, names: Iterable[str]) -> None:
+        """Withhold exactly ``names`` from the registry, in one commit; the others come back.
+
+        While watching, the commit runs on the loader's own thread before the next batch.
+        """
+        wanted = frozenset(normalise_tool_name(name) for name in names)
+
+        def apply() -> None:
+            with self._apply_lock:
+                changed = wanted ^ self._quarantined
+                if not changed:
+                    return
+                self._quarantined = wanted
+                self._ownership.touch(changed)
+                self._commit({})
+
+        if self._watching:
+            self._scheduler.submit(apply)
+        else:
+            apply()
+
     # ---------------------------------------------------------- applying
     def _apply(self, paths: set[Path], progress: Callable[[int, int], None] | None = None) -> None:
         """Bring the registry in line with the disk for ``paths`` (and their dependents)."""
@@ -410,7 +443,7 @@ class ToolLoader:
         self._in_commit = True
         try:
             decided, committed = commit_owners(
-                self.registry, self._ownership, self._records, self._registered
+                self.registry, self._ownership, self._records, self._registered, self._quarantined
             )
         finally:
             self._in_commit = False

@@ -81,6 +81,10 @@ class NameOwnership:
             if owner == old and key in claims:
                 self._owners[key] = new
 
+    def touch(self, names: Iterable[str]) -> None:
+        """Have the next ``settle`` decide over ``names`` again (their serving tool changes by fiat)."""
+        self._dirty.update(normalise_tool_name(name) for name in names)
+
     def settle(self) -> OwnershipChange:
         """Decide the owner of every name whose claims changed; returns what was decided over."""
         affected, self._dirty = frozenset(self._dirty), set()

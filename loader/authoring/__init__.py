@@ -1,0 +1,1 @@
+"""Tools written by agents: proposals kept outside the live folder, gated in the sandbox, promoted."""

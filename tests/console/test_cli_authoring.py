@@ -1,0 +1,81 @@
+"""``tool-loader propose``, ``proposals`` and ``promote``, run for real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support import run_cli
+
+from loader.isolation.sandbox import probe
+
+pytestmark = pytest.mark.skipif(
+    not all(layer.on for layer in probe()), reason="this machine cannot enforce every sandbox layer"
+)
+
+GOOD = '''from loader import tool
+
+
+@tool(examples=[{"params": {"text": "abc"}, "expected_output": 3}])
+def count_chars(text: str) -> int:
+    """Count the characters of a text.
+
+    Args:
+        text: The text.
+    """
+    return len(text)
+'''
+
+
+def test_propose_then_promote_from_the_command_line(tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    live.mkdir()
+    (tmp_path / "count.py").write_text(GOOD)
+    (tmp_path / "bad.py").write_text(GOOD.replace("return len(text)", "return 1 // 0"))
+
+    passed = run_cli(
+        "propose", "count.py", "--dir", "live", "--author", "agent-7", "--cases", "10", cwd=tmp_path
+    )
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert (
+        "gate passed" in passed.stdout and "property tests: up to 10 cases per tool, seed 0" in passed.stdout
+    )
+    failed = run_cli("propose", "bad.py", "--dir", "live", "--json", "--cases", "10", cwd=tmp_path)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    bad = json.loads(failed.stdout)
+    assert bad["state"] == "failed" and bad["gate"] == "failed" and bad["tools"] == ["count_chars"]
+
+    table = run_cli("proposals", "--dir", "live", cwd=tmp_path)
+    assert table.returncode == 0 and json.loads(failed.stdout)["id"] in table.stdout, table.stdout
+    listed = run_cli("proposals", "--dir", "live", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    records = {record["state"]: record for record in json.loads(listed.stdout)}
+    assert set(records) == {"passed", "failed"}
+    assert records["passed"]["author"] == "agent-7" and records["passed"]["spec"] == "new"
+
+    refused = run_cli("promote", bad["id"], "--dir", "live", cwd=tmp_path)
+    assert refused.returncode == 1 and "only a passed proposal is promoted" in refused.stderr
+    promoted = run_cli("promote", records["passed"]["id"], "--dir", "live", cwd=tmp_path)
+    assert promoted.returncode == 0, promoted.stderr
+    assert (live / "count.py").read_text() == GOOD
+    assert not (tmp_path / ".hypothesis").exists()  # hypothesis kept its caches in the gate's scratch
+    unknown = run_cli("promote", "no-such-id", "--dir", "live", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no proposal 'no-such-id'" in unknown.stderr
+
+
+def test_propose_without_the_authoring_extra_names_its_requirements(tmp_path: Path) -> None:
+    hidden = tmp_path / "hidden" / "hypothesis_jsonschema"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text(
+        'raise ModuleNotFoundError("hidden by the test", name="hypothesis_jsonschema")\n'
+    )
+    (tmp_path / "live").mkdir()
+    (tmp_path / "count.py").write_text(GOOD)
+    done = run_cli(
+        "propose", "count.py", "--dir", "live", cwd=tmp_path, env={"PYTHONPATH": str(hidden.parent)}
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "need the authoring extra: pip install 'hypothesis-jsonschema>=0.23.1,<0.24'" in message, message
+    assert "'hypothesis>=6.135,<6.170.10'" in message
