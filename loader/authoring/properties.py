@@ -87,7 +87,9 @@ def _storage_in(folder: Path) -> Iterator[None]:
     except ImportError as exc:
         raise ProposalError(MISSING_EXTRA) from exc
 
-    previous = storage_directory(intent_to_write=False)
+    # A Path before hypothesis 6.170, a StorageDirectory from then on.
+    home: Any = storage_directory(intent_to_write=False)
+    previous: Path = home if isinstance(home, Path) else home.home_directory
     set_hypothesis_home_dir(folder)
     try:
         yield
