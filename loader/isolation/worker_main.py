@@ -470,7 +470,7 @@ def main(raw_settings: str) -> int:
     fault_fd = settings.get("fault_fd")
     if isinstance(fault_fd, int):
         faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
-    channel = Channel(reader, writer)
+    channel = Channel(reader, writer, trusted=True)  # the loader is the other end
     if refused is not None:
         channel.send(Hello(ok=False, fatal=f"worker could not start: {refused}"))
         return 1

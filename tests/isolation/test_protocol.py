@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import os
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -266,3 +268,22 @@ def test_half_a_frame_then_silence_times_out_at_the_deadline_instead_of_blocking
         a.send({"data": "x" * 1_000_000}, deadline=time.monotonic() + 0.3)
     a.close()
     b.close()
+
+
+def test_without_msgspec_the_frames_are_json_with_the_same_values(tmp_path: Path) -> None:
+    """The msgspec extra is optional: without it both ends speak JSON and values read the same."""
+    script = tmp_path / "no_msgspec.py"
+    script.write_text(
+        "import os, sys\n"
+        "sys.modules['msgspec'] = None  # as if the extra were not installed\n"
+        "from loader.isolation.protocol import Channel, encode_value\n"
+        "r, w = os.pipe()\n"
+        "sending, receiving = Channel(r, w), Channel(r, w)\n"
+        "sending.send(encode_value({'b': b'\\x00\\xff', 't': (1, 2.5), 'n': None}))\n"
+        "os.write(1, os.read(r, 1 << 16)[4:5])  # the frame's first byte\n"
+        "sending.send(encode_value({'b': b'\\x00\\xff', 't': (1, 2.5), 'n': None}))\n"
+        "assert receiving.receive() == {'b': b'\\x00\\xff', 't': [1, 2.5], 'n': None}\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"{"
