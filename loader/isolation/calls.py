@@ -205,9 +205,12 @@ class CallRouter:
         worker.collect_prepared(deadline)
         known = worker.known
         epoch = self._ledger.epoch
-        sync, dropped = self._ledger.updates(known, worker.synced)
-        in_recipe = {v.name for v in recipe}
-        sync = tuple(v for v in sync if v.name not in in_recipe)
+        sync: tuple[ModuleVersion, ...] = ()
+        dropped: tuple[str, ...] = ()
+        if worker.synced != epoch:  # modules were reloaded since this worker's last call
+            sync, dropped = self._ledger.updates(known, worker.synced)
+            in_recipe = {v.name for v in recipe}
+            sync = tuple(v for v in sync if v.name not in in_recipe)
         serial = recipe[-1].serial
         request = CallRequest(
             op="call",
