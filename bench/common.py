@@ -52,6 +52,7 @@ __all__ = [
     "Table",
     "Target",
     "aper_call",
+    "aper_call_alternating",
     "available",
     "background_load",
     "child_main",
@@ -244,6 +245,32 @@ def per_call(function: Callable[[], Any], batches: int, batch_seconds: float = 0
 
 async def aper_call(function: Callable[[], Any], batches: int, batch_seconds: float = 0.02) -> list[float]:
     """``per_call`` for a coroutine function, awaited on the running loop."""
+    return (await aper_call_alternating({"": function}, batches, batch_seconds))[""]
+
+
+async def aper_call_alternating(
+    functions: dict[str, Callable[[], Any]], batches: int, batch_seconds: float = 0.02
+) -> dict[str, list[float]]:
+    """``aper_call`` of several coroutine functions, one batch of each in turn, round after round.
+
+    Rows compared with each other (ours against a peer) then see the same
+    load: timed one after the other, a machine that gets busier between them
+    decides the comparison instead of the code.
+    """
+    sizes = {key: await _acalibrate(function, batch_seconds) for key, function in functions.items()}
+    figures: dict[str, list[float]] = {key: [] for key in functions}
+    for _ in range(batches):
+        for key, function in functions.items():
+            size = sizes[key]
+            started = time.perf_counter()
+            for _ in range(size):
+                await function()
+            figures[key].append((time.perf_counter() - started) / size)
+    return figures
+
+
+async def _acalibrate(function: Callable[[], Any], batch_seconds: float) -> int:
+    """Calls of ``function`` per timed batch of about ``batch_seconds``."""
     await function()
     size = 1
     while True:
@@ -252,16 +279,8 @@ async def aper_call(function: Callable[[], Any], batches: int, batch_seconds: fl
             await function()
         calibrated = _batch_size(size, time.perf_counter() - started, batch_seconds)
         if calibrated is not None:
-            break
+            return calibrated
         size *= 2
-    size = calibrated
-    figures = []
-    for _ in range(batches):
-        started = time.perf_counter()
-        for _ in range(size):
-            await function()
-        figures.append((time.perf_counter() - started) / size)
-    return figures
 
 
 def fmt_ms(seconds: float | int | None, digits: int = 2) -> str:

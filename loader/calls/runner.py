@@ -170,18 +170,31 @@ class CallRunner:
             finally:
                 await arelease()
         lane = self._lanes.lane_for(tool, safe_name(tool))
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[ToolResult | None] = loop.create_future()  # None: the deadline came first
         # The lane thread runs in this context (as asyncio.to_thread would): the tool sees the caller's trace.
-        future = lane.submit(functools.partial(contextvars.copy_context().run, _invoke, tool, call))
+        context = contextvars.copy_context()
+
+        def run() -> None:
+            result = context.run(_invoke, tool, call)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for the answer
+                loop.call_soon_threadsafe(_settle, answer, result)
+
+        future = lane.submit(run)
         future.add_done_callback(lambda _: release())
+        timer = None if timeout is None else loop.call_later(timeout, _settle, answer, None)
         try:
-            async with asyncio.timeout(timeout):
-                return self._sized(await asyncio.wrap_future(future), tool)
-        except TimeoutError:
-            assert timeout is not None
-            return self._timed_out(tool, call, timeout, started=_give_up(lane, future))
+            result = await answer
         except BaseException:  # the caller was cancelled (an MCP client's notifications/cancelled)
             _give_up(lane, future)
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if result is None:
+            assert timeout is not None
+            return self._timed_out(tool, call, timeout, started=_give_up(lane, future))
+        return self._sized(result, tool)
 
     async def astream(
         self,
@@ -376,6 +389,12 @@ def _pump_on_thread(
 async def _drain(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncGenerator[tuple[str, Any], None]:
     while True:
         yield await queue.get()
+
+
+def _settle(answer: asyncio.Future[ToolResult | None], result: ToolResult | None) -> None:
+    """The first of a sync call's result and its deadline (None) answers its caller."""
+    if not answer.done():
+        answer.set_result(result)
 
 
 def _give_up(lane: CallLane, future: Future[Any]) -> bool:

@@ -39,11 +39,10 @@ from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTi
 from .host import harden_host
 from .importers import ImportWorkers
 from .ledger import ModuleLedger, ModuleVersion
-from .messages import LoadReply, LoadRequest, WorkerSettings
+from .messages import LoadReply, LoadRequest, ModuleEntry, WorkerSettings
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import decode_value, encode_value
 from .proxy import ProxyTool
 from .sandbox.options import SandboxOptions
 from .sandbox.policy import worker_policy
@@ -269,8 +268,8 @@ class ProcessBackend:
         """One import request to ``worker``, handed back to the import workers whatever happens."""
         with self._lock:
             known = worker.known
-            preload = [
-                [v.name, v.serial, str(v.path), encode_value(v.source)]
+            preload: list[ModuleEntry] = [
+                [v.name, v.serial, str(v.path), v.source]
                 for v in self._ledger.recipe(module_name, include_self=False)
                 if known.get(v.name) != v.serial
             ]
@@ -278,7 +277,7 @@ class ProcessBackend:
                 op="load",
                 path=str(path),
                 module=module_name,
-                source=encode_value(source),
+                source=source,
                 hash=content_hash,
                 preload=preload,
                 serial_base=self._ledger.reserve_serials(),
@@ -338,7 +337,7 @@ class ProcessBackend:
     def _absorb(self, worker: WorkerProcess, reply: LoadReply) -> None:
         """Record what the import worker ran and who imports whom now (lock held)."""
         for name, serial, path_text, source in reply.get("executed", []):
-            self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), decode_value(source)))
+            self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), source))
             worker.known[str(name)] = int(serial)
         for name, deps in (reply.get("deps") or {}).items():
             self._ledger.set_dependencies(str(name), (str(d) for d in deps))

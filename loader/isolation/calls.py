@@ -27,7 +27,7 @@ from .ledger import ModuleLedger, ModuleVersion
 from .messages import CallReply, CallRequest, CleanupRequest, ModuleEntry, PrepareRequest
 from .pool import WorkerPool
 from .process import WorkerProcess
-from .protocol import MessageTooLarge, decode_value, encode_value, json_safe_state, wire_limit
+from .protocol import MessageTooLarge, encode_value, json_safe_state, wire_limit
 
 __all__ = ["CallRouter"]
 
@@ -110,6 +110,9 @@ class CallRouter:
     ) -> threading.BoundedSemaphore:
         """The slots of one tool (as in-process, at most ``max_concurrent_per_tool`` calls at once) or of
         one tool file (its fair share of the workers); calls beyond wait in line within their timeout."""
+        slot = slots.get(key)
+        if slot is not None:
+            return slot
         with self._slots_lock:
             slot = slots.get(key)
             if slot is None:
@@ -202,9 +205,12 @@ class CallRouter:
         worker.collect_prepared(deadline)
         known = worker.known
         epoch = self._ledger.epoch
-        sync, dropped = self._ledger.updates(known, worker.synced)
-        in_recipe = {v.name for v in recipe}
-        sync = tuple(v for v in sync if v.name not in in_recipe)
+        sync: tuple[ModuleVersion, ...] = ()
+        dropped: tuple[str, ...] = ()
+        if worker.synced != epoch:  # modules were reloaded since this worker's last call
+            sync, dropped = self._ledger.updates(known, worker.synced)
+            in_recipe = {v.name for v in recipe}
+            sync = tuple(v for v in sync if v.name not in in_recipe)
         serial = recipe[-1].serial
         request = CallRequest(
             op="call",
@@ -225,7 +231,7 @@ class CallRouter:
             request["context"] = offer  # context_relay.REQUEST
         worker.send(request)
         message = self._answer(worker, deadline, cancel, on_event, invocation_state)
-        result = decode_value(message.get("result"))
+        result = message.get("result")
         if message.get("prepared", True):
             for version in (*sync, *recipe):
                 known[version.name] = version.serial
@@ -234,8 +240,8 @@ class CallRouter:
             for name in message.get("imported") or ():
                 known.setdefault(str(name), _FROM_DISK)
             worker.built.add(serial)
-            if self._ledger.is_current(recipe):  # else the old versions it ran must be replaced next time
-                worker.synced = epoch
+            if worker.synced != epoch and self._ledger.is_current(recipe):  # else the old versions it
+                worker.synced = epoch  # ran must be replaced next time
         else:
             known.clear()
             worker.synced = 0
@@ -261,7 +267,7 @@ class CallRouter:
             message = worker.receive(deadline, cancelled, self._wire_limit)
             if "event" in message:
                 if on_event is not None:
-                    on_event(decode_value(message["event"]))
+                    on_event(message["event"])
                 continue
             if REQUEST in message:  # the tool's context call (see context_relay)
                 worker.send(answer_request(invocation_state, message[REQUEST]))
@@ -296,7 +302,7 @@ class CallRouter:
 
 def _entry(version: ModuleVersion, known: dict[str, int]) -> ModuleEntry:
     """A module version as a worker takes it: its source only if the worker does not hold it."""
-    source = None if known.get(version.name) == version.serial else encode_value(version.source)
+    source = None if known.get(version.name) == version.serial else version.source
     return [version.name, version.serial, str(version.path), source]
 
 
@@ -304,6 +310,8 @@ def _wait_for(
     slot: threading.BoundedSemaphore, deadline: float | None, cancel: threading.Event | None
 ) -> bool:
     """Take one of a tool's slots before ``deadline``; False if none frees in time or the call is given up."""
+    if slot.acquire(blocking=False):
+        return True
     while True:
         wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
         if wait <= 0:

@@ -30,7 +30,7 @@ from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..errors import ContextAnswerError, ContextUnavailableError, InputRequired
 from .messages import Message
-from .protocol import Channel, decode_value, encode_value
+from .protocol import Channel, encode_value
 
 __all__ = [
     "REPLY",
@@ -79,7 +79,7 @@ def _serve(handlers: ContextHandlers, request: dict[str, Any]) -> Any:
         handlers.progress(update_from_json(request["update"]))
         return None
     if kind == "log":
-        handlers.log(entry_from_json(decode_value(request["entry"])))
+        handlers.log(entry_from_json(request["entry"]))
         return None
     if kind == "ask":
         questions = [question_from_json(item) for item in request["questions"]]
@@ -115,7 +115,7 @@ class PipeContextHandlers(ContextHandlers):
 
     def ask(self, questions: Sequence[Question]) -> tuple[Answer, ...]:
         answers = self._exchange({"kind": "ask", "questions": [question_to_json(q) for q in questions]})
-        return tuple(answer_from_json(decode_value(item)) for item in answers)
+        return tuple(answer_from_json(item) for item in answers)
 
     async def aprogress(self, update: ProgressUpdate) -> None:
         self.progress(update)

@@ -13,7 +13,7 @@ from ..tools.description import ToolDescription
 from ..tools.metadata import ToolMetadata
 from ..types import ToolExample
 from .messages import ToolMessage
-from .protocol import decode_value, encode_value
+from .protocol import encode_value
 
 __all__ = ["description_from_wire", "description_to_wire"]
 
@@ -44,7 +44,7 @@ def description_from_wire(data: ToolMessage) -> ToolDescription:
     raw_metadata = data.get("metadata")
     return ToolDescription(
         name=str(data["name"]),
-        spec=decode_value(data["spec"]),
+        spec=data["spec"],
         tool_type=str(data["type"]),
         is_async=bool(data.get("is_async")),
         streaming=bool(data.get("streaming")),
@@ -70,8 +70,8 @@ def _example_to_wire(example: ToolExample) -> dict[str, Any]:
 
 def _example_from_wire(data: dict[str, Any]) -> ToolExample:
     """One example as ``_example_to_wire`` sent it (``expected_output`` absent when it gives none)."""
-    params = decode_value(data.get("params"))
+    params = data.get("params")
     example = ToolExample(params if isinstance(params, dict) else {}, str(data.get("description") or ""))
     if "expected_output" in data:
-        example = replace(example, expected_output=decode_value(data["expected_output"]))
+        example = replace(example, expected_output=data["expected_output"])
     return example

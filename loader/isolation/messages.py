@@ -38,7 +38,8 @@ Message: TypeAlias = Mapping[str, Any]
 """Any message as the framing sees it: a JSON object."""
 
 Encoded: TypeAlias = Any
-"""A value as ``protocol.encode_value`` makes it: JSON data, bytes tagged as ``{"$bytes": base64}``."""
+"""A value as ``protocol.encode_value`` makes it: plain data (``None``, bools, numbers, text, bytes, lists,
+dicts with text keys)."""
 
 ModuleEntry: TypeAlias = list[Any]
 """One module version: ``[name, serial, path, source]``; ``source`` (encoded bytes) is None when the

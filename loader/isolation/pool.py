@@ -119,8 +119,9 @@ class WorkerPool:
                     raise
                 continue
             if worker.alive():
-                with self._lock:
-                    self._failed_starts = []
+                if self._failed_starts:
+                    with self._lock:
+                        self._failed_starts = []
                 return worker
             self.release(worker, healthy=False)
 

@@ -45,6 +45,8 @@ FRAME_SECONDS: Final = 10.0
 """How long a worker has to finish a message once it has begun one, or to take one the loader sends:
 a frame is a pipe write, so only a worker that stopped half-way (a tool writing to the pipe) misses it."""
 
+_LOOK_EVERY: Final = 1.0
+"""How often a wait for a worker's answer also looks whether the worker process still runs."""
 _MAX_STACK_BYTES: Final = 64 * 1024
 """The most of a stuck worker's stacks the loader reads (faulthandler's are a few KB)."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -212,7 +214,14 @@ class WorkerProcess:
         return self.process.pid
 
     def alive(self) -> bool:
-        """Whether the worker runs (an exited worker is not reaped here: see ``stop``)."""
+        """Whether the worker runs, as its holder sees it: its end of the pipe is open (one ``poll``,
+        no system call about the process). A process its tool forked can hold that end open after
+        the worker died, so a wait for an answer also looks at the process (``receive``)."""
+        return self.process.returncode is None and not self.channel.hung_up()
+
+    def running(self) -> bool:
+        """Whether the worker process runs, from any thread (an exited worker is not reaped here:
+        see ``stop``)."""
         return self.process.returncode is None and not self._exited()
 
     def _exited(self) -> bool:
@@ -317,9 +326,10 @@ class WorkerProcess:
         shortly after ``deadline``), or it counts as the worker not answering.
         """
         while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = _LOOK_EVERY if deadline is None else max(0.0, deadline - time.monotonic())
+            wait = min(left, _LOOK_EVERY)
             if cancelled is not None:
-                wait = 0.2 if wait is None else min(wait, 0.2)
+                wait = min(wait, 0.2)
             try:
                 if self.channel.poll(wait):
                     return self.channel.receive(limit or self.reply_limit, _frame_deadline(deadline))
@@ -333,6 +343,8 @@ class WorkerProcess:
                 raise WorkerTimeout("the call was cancelled")
             if deadline is not None and time.monotonic() >= deadline:
                 raise WorkerTimeout(f"worker process {self.pid} did not answer in time")
+            if self._exited():  # a process its tool forked holds the pipe open: it is no answer
+                raise self._crashed()
 
     def _crashed(self) -> WorkerCrashed:
         self._wait_exit(2.0)

@@ -4,10 +4,16 @@ Framing is a 4-byte big-endian length and that many bytes, over a plain pipe.
 Every frame is bounded (``MAX_MESSAGE_BYTES``; a call's reply by ``wire_limit``)
 and every read in the loader has a deadline, so a worker that stops half-way
 through a frame, or announces a huge one, costs its own worker and nothing else.
-The payload is JSON, not pickle, in both directions: unpickling what a worker
-sends would let tool code run in the loader's process, which would make any
-sandbox put around the worker (see the README) pointless. Bytes (image and
-document results, source files) travel as ``{"$bytes": base64}``.
+The payload is plain data, never pickle, in both directions: unpickling what a
+worker sends would let tool code run in the loader's process, which would make
+any sandbox put around the worker (see the README) pointless. It is MessagePack
+(``msgspec``, the ``msgspec`` extra) when installed, else JSON with bytes (image
+and document results, source files) as ``{"$bytes": base64}``; a frame says
+which by its first byte, so a value MessagePack cannot hold (an integer over 64
+bits) crosses as JSON. Either way a message decodes to the same plain data:
+``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, lists, and dicts
+with ``str`` keys (``encode_value`` makes any value so); anything else a
+worker sends is refused as malformed.
 """
 
 from __future__ import annotations
@@ -23,13 +29,17 @@ from typing import Any, Final
 
 from .messages import Message
 
+try:
+    import msgspec
+except ImportError:  # the msgspec extra is not installed: JSON frames
+    msgspec = None  # type: ignore[assignment]
+
 __all__ = [
     "MAX_MESSAGE_BYTES",
     "Channel",
     "ChannelClosed",
     "ChannelTimeout",
     "MessageTooLarge",
-    "decode_value",
     "encode_value",
     "json_safe_state",
     "wire_limit",
@@ -67,28 +77,41 @@ def wire_limit(max_result_bytes: int | None) -> int:
     return 2 * max_result_bytes + 1024 * 1024
 
 
+_SCALARS: Final = frozenset({type(None), bool, int, float, str, bytes})
+
+
 def encode_value(value: Any) -> Any:
-    """``value`` as JSON-compatible data; bytes tagged, tuples as lists, other objects as their repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value  # non-finite floats cross as JSON's NaN/Infinity, as Python reads them back
+    """``value`` as plain data: tuples as lists, keys as text, other objects as their repr.
+
+    Subclasses of ``str``, ``int`` and ``float`` become the plain type (their
+    value, as JSON would write it); ``bytearray`` and ``memoryview`` become bytes.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value  # non-finite floats cross as Python reads them back
+    if kind is dict:
+        return {key if type(key) is str else str(key): encode_value(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [encode_value(item) for item in value]
+    return _encode_other(value)
+
+
+def _encode_other(value: Any) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return {_BYTES_TAG: base64.b64encode(bytes(value)).decode("ascii")}
+        return bytes(value)
     if isinstance(value, dict):
         return {str(key): encode_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [encode_value(item) for item in value]
     return repr(value)
-
-
-def decode_value(value: Any) -> Any:
-    """The inverse of ``encode_value`` for bytes (everything else is already plain data)."""
-    if isinstance(value, dict):
-        if len(value) == 1 and _BYTES_TAG in value and isinstance(value[_BYTES_TAG], str):
-            return base64.b64decode(value[_BYTES_TAG])
-        return {key: decode_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode_value(item) for item in value]
-    return value
 
 
 def json_safe_state(state: dict[str, Any] | None) -> dict[str, Any]:
@@ -109,26 +132,107 @@ def json_safe_state(state: dict[str, Any] | None) -> dict[str, Any]:
     return kept
 
 
+def _tag_bytes(value: object) -> dict[str, str]:
+    if isinstance(value, bytes):
+        return {_BYTES_TAG: base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"{type(value).__name__} is not plain data (protocol.encode_value makes it so)")
+
+
+def _untag_bytes(value: dict[str, Any]) -> Any:
+    if len(value) == 1 and isinstance(value.get(_BYTES_TAG), str):
+        return base64.b64decode(value[_BYTES_TAG])
+    return value
+
+
+def _json_dumps(message: Message) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=_tag_bytes).encode("utf-8")
+
+
+def _json_loads(data: bytes) -> Any:
+    return json.loads(data, object_hook=_untag_bytes)
+
+
+def _refuse_extension(code: int, data: memoryview) -> Any:
+    raise ValueError(f"MessagePack extension type {code}")
+
+
+if msgspec is not None:
+    _msgpack_encode = msgspec.msgpack.Encoder().encode
+    _msgpack_decode = msgspec.msgpack.Decoder(ext_hook=_refuse_extension).decode
+
+    def _encode(message: Message) -> bytes:
+        """One message as a frame's body: MessagePack, or JSON for what MessagePack cannot hold."""
+        try:
+            return _msgpack_encode(message)
+        except (OverflowError, TypeError):  # an int over 64 bits; TypeError: not plain data
+            return _json_dumps(message)
+
+    def _decode(data: bytes, trusted: bool) -> Any:
+        """A frame's body as plain data (``ValueError`` if it is neither form, or holds anything else)."""
+        if data[:1] == b"{":  # a MessagePack map never starts with this byte
+            return _json_loads(data)
+        try:
+            message = _msgpack_decode(data)
+        except msgspec.DecodeError as exc:
+            raise ValueError(str(exc)) from None
+        if not trusted:
+            _check_plain(message)
+        return message
+
+else:
+    _encode = _json_dumps
+
+    def _decode(data: bytes, trusted: bool) -> Any:
+        """A frame's body as plain data (``ValueError`` if it is not JSON)."""
+        return _json_loads(data)
+
+
+def _check_plain(value: Any) -> None:
+    """``ValueError`` unless ``value`` is plain data (MessagePack can also carry timestamps and
+    non-text keys, which no well-behaved end sends)."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise ValueError(f"a key of type {type(key).__name__}")
+            if type(item) not in _SCALARS:
+                _check_plain(item)
+    elif kind is list:
+        for item in value:
+            if type(item) not in _SCALARS:
+                _check_plain(item)
+    elif kind not in _SCALARS:
+        raise ValueError(f"a value of type {kind.__name__}")
+
+
 class Channel:
-    """One end of a worker pipe: JSON objects in, JSON objects out, each a length-prefixed frame.
+    """One end of a worker pipe: plain-data objects in and out, each a length-prefixed frame.
 
     Reads never trust the other end to finish what it started: with a
     ``deadline`` a frame that stops half-way raises ``ChannelTimeout`` (the
     stream is then out of step, so the caller stops that worker), and a length
     over ``limit`` is refused before its body is read. Writes to a
     non-blocking end wait for room until their ``deadline`` the same way.
+    ``trusted`` (a worker's end: the loader wrote what it reads) skips the
+    check that a message holds plain data only.
     """
 
-    def __init__(self, read_fd: int, write_fd: int) -> None:
+    def __init__(self, read_fd: int, write_fd: int, *, trusted: bool = False) -> None:
+        self._trusted = trusted
         self._read_fd = read_fd
         self._write_fd = write_fd
         self._closed = False
+        os.set_blocking(read_fd, False)  # a read takes what is there; only a wait blocks (to a deadline)
+        self._readable = select.poll()
+        self._readable.register(read_fd, select.POLLIN)
+        self._writable = select.poll()
+        self._writable.register(write_fd, select.POLLOUT)
 
     def send(self, message: Message, limit: int | None = None, deadline: float | None = None) -> None:
         """Send one message; ``ChannelClosed`` if the other end is gone, ``MessageTooLarge`` (nothing
         sent) if it is longer than ``limit`` bytes, ``ChannelTimeout`` if the other end took too little
         of it by ``deadline``."""
-        data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        data = _encode(message)
         if len(data) > min(limit or MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES):
             raise MessageTooLarge(len(data), min(limit or MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES))
         view = memoryview(_HEADER.pack(len(data)) + data)
@@ -137,7 +241,7 @@ class Channel:
                 try:
                     written = os.write(self._write_fd, view[:_CHUNK])
                 except BlockingIOError:
-                    self._wait(self._write_fd, select.POLLOUT, deadline)
+                    self._wait(self._writable, deadline)
                     continue
                 view = view[written:]
         except (OSError, ValueError) as exc:
@@ -146,7 +250,7 @@ class Channel:
     def poll(self, timeout: float | None) -> bool:
         """Whether a message (or the end of the pipe) starts within ``timeout`` seconds."""
         try:
-            return _ready(self._read_fd, select.POLLIN, timeout)
+            return bool(self._readable.poll(_milliseconds(timeout)))
         except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc)) from exc
 
@@ -162,7 +266,7 @@ class Channel:
         except (OSError, ValueError) as exc:
             raise ChannelClosed(str(exc) or "end of pipe") from exc
         try:
-            message = json.loads(data)
+            message = _decode(data, self._trusted)
         except ValueError as exc:
             raise ChannelClosed(f"malformed message: {exc}") from exc
         if not isinstance(message, dict):
@@ -170,22 +274,33 @@ class Channel:
         return message
 
     def _read(self, size: int, deadline: float | None) -> bytes:
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        done = 0
-        while done < size:
-            if deadline is not None:
-                self._wait(self._read_fd, select.POLLIN, deadline)
-            got = os.readv(self._read_fd, [view[done : min(size, done + _CHUNK)]])
-            if got == 0:
+        chunks: list[bytes] = []
+        while size:
+            try:
+                data = os.read(self._read_fd, min(size, _CHUNK))
+            except BlockingIOError:  # nothing there yet: wait for it, until the deadline
+                self._wait(self._readable, deadline)
+                continue
+            if not data:
                 raise ChannelClosed("end of pipe")
-            done += got
-        return bytes(buffer)
+            chunks.append(data)
+            size -= len(data)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def hung_up(self) -> bool:
+        """Whether the other end has closed its end of the pipe (it exited), without waiting.
+
+        Like every read, for the channel's one user at a time (a ``poll`` object is not shared).
+        """
+        try:
+            return any(event & select.POLLHUP for _, event in self._readable.poll(0))
+        except (OSError, ValueError):
+            return True
 
     @staticmethod
-    def _wait(fd: int, event: int, deadline: float | None) -> None:
+    def _wait(waiter: select.poll, deadline: float | None) -> None:
         remaining = None if deadline is None else deadline - time.monotonic()
-        if (remaining is not None and remaining <= 0) or not _ready(fd, event, remaining):
+        if (remaining is not None and remaining <= 0) or not waiter.poll(_milliseconds(remaining)):
             raise ChannelTimeout("the other end did not finish a message in time")
 
     def close(self) -> None:
@@ -200,8 +315,6 @@ class Channel:
                 pass
 
 
-def _ready(fd: int, event: int, timeout: float | None) -> bool:
-    """Whether ``fd`` is ready for ``event`` (or at its end) within ``timeout`` seconds (None: wait)."""
-    waiter = select.poll()
-    waiter.register(fd, event)
-    return bool(waiter.poll(None if timeout is None else max(0, math.ceil(timeout * 1000))))
+def _milliseconds(timeout: float | None) -> int | None:
+    """A ``poll`` timeout: None waits, anything else is whole milliseconds, rounded up."""
+    return None if timeout is None else max(0, math.ceil(timeout * 1000))

@@ -186,7 +186,7 @@ class Watched(Protocol):
     @property
     def pid(self) -> int: ...
 
-    def alive(self) -> bool: ...
+    def running(self) -> bool: ...
 
     def stop(self) -> None: ...
 
@@ -231,7 +231,7 @@ class ProcessWatch:
         """Count every worker's tree now; stop those over the limit."""
         table = ProcessTable()
         for worker in self._workers():
-            if not worker.alive():
+            if not worker.running():
                 continue
             tree = table.descendants(worker.pid)
             worker.descendants = tuple((pid, table.entries[pid].started) for pid in tree)

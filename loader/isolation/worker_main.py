@@ -53,7 +53,7 @@ from .messages import (
     SandboxPolicy,
     WorkerSettings,
 )
-from .protocol import Channel, ChannelClosed, MessageTooLarge, decode_value, encode_value, wire_limit
+from .protocol import Channel, ChannelClosed, MessageTooLarge, encode_value, wire_limit
 from .sandbox.limits import CallCpuLimit
 
 __all__ = ["main"]
@@ -153,7 +153,7 @@ class Worker:
                 continue
             staged = self.importer.staged.pop(name, None)
             if source is not None:
-                data = decode_value(source)
+                data = source
             elif staged is not None and staged[0] == serial:
                 data = staged[1]
             else:
@@ -179,7 +179,7 @@ class Worker:
                 continue
             self.importer.forget([name])
             self.current.pop(name, None)
-            self.importer.staged[name] = (int(serial), decode_value(source))
+            self.importer.staged[name] = (int(serial), source)
         for name in dropped:
             self.importer.forget([name])
             self.current.pop(name, None)
@@ -194,7 +194,7 @@ class Worker:
         for offset, (name, path, source) in enumerate(self.importer.executed):
             serial = serial_base + offset
             self.current[name] = serial
-            report.append([name, serial, str(path), encode_value(source)])
+            report.append([name, serial, str(path), source])
         return report
 
     # ------------------------------------------------------------- requests
@@ -228,7 +228,7 @@ class Worker:
         try:
             module = self.importer.fresh_module(name, message["hash"])
             if module is None:
-                module = self.importer.load(path, decode_value(message["source"]))
+                module = self.importer.load(path, message["source"])
             tools = self.discover(module, path)
         except BaseException as exc:  # the tool file's fault, reported to the loader
             info = error_info_from_exception(exc, path, self.roots)
@@ -285,12 +285,15 @@ class Worker:
         return Ack(ok=True)
 
     def on_call(self, message: CallRequest) -> CallReply:
-        with remote_context(message.get("trace")):  # the caller's trace, for tools that trace themselves
+        trace = message.get("trace")
+        if trace is None:
+            return self._call_message(message)
+        with remote_context(trace):  # the caller's trace, for tools that trace themselves
             return self._call_message(message)
 
     def _call_message(self, message: CallRequest) -> CallReply:
-        tool_use: ToolUse = decode_value(message["tool_use"])
-        state: dict[str, Any] = decode_value(message["state"])
+        tool_use: ToolUse = message["tool_use"]
+        state: dict[str, Any] = message["state"]
         install_pipe_handlers(self.channel, message, state)
         try:
             self.stage(message["sync"], message["drop"])
@@ -303,9 +306,10 @@ class Worker:
         reply = self._call(tool, tool_use, state, message["stream"])
         # Modules the call imported from disk (a sibling imported inside a function): the loader
         # marks them held, so their next live version replaces them here before the next call.
-        reply["imported"] = sorted(
-            {name for name, _, _ in self.importer.executed} - set(self.importer.ran_staged)
-        )
+        if self.importer.executed:
+            reply["imported"] = sorted(
+                {name for name, _, _ in self.importer.executed} - set(self.importer.ran_staged)
+            )
         return reply
 
     def _call(self, tool: AgentTool, tool_use: ToolUse, state: dict[str, Any], stream: bool) -> CallReply:
@@ -353,7 +357,7 @@ class Worker:
 
     def _too_large(self, message: CallRequest, size: int) -> ToolResult:
         """The result standing in for a call reply longer than the loader reads."""
-        tool_use = decode_value(message.get("tool_use", {}))
+        tool_use = message.get("tool_use", {})
         tool_use_id = str(tool_use.get("toolUseId") or "") if isinstance(tool_use, dict) else ""
         limit = self.max_result_bytes or self.wire_limit
         return oversized_result(tool_use_id, str(message.get("tool", "")), size, limit)
@@ -466,7 +470,7 @@ def main(raw_settings: str) -> int:
     fault_fd = settings.get("fault_fd")
     if isinstance(fault_fd, int):
         faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
-    channel = Channel(reader, writer)
+    channel = Channel(reader, writer, trusted=True)  # the loader is the other end
     if refused is not None:
         channel.send(Hello(ok=False, fatal=f"worker could not start: {refused}"))
         return 1

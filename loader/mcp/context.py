@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import threading
 import weakref
@@ -70,6 +71,12 @@ _RESULT_TYPES: dict[ContextCapability, type[types.Result]] = {
 _WAIT_SLICE = 0.25
 """Seconds a tool thread waits on the loop at a time, so a call stopped at its deadline notices."""
 
+_AT_OR_ABOVE: dict[LogLevel | None, frozenset[LogLevel]] = {
+    floor: frozenset(level for level in LogLevel if floor is None or level.rank >= floor.rank)
+    for floor in (None, *LogLevel)
+}
+"""The log levels a client receives, by the level it set (None: it set none, so all)."""
+
 
 class LogLevels:
     """The level each handshake-era connection asked for with ``logging/setLevel``.
@@ -91,7 +98,7 @@ class LogLevels:
 
     def allowed(self, owner: object | None) -> frozenset[LogLevel]:
         floor = self._levels.get(id(owner)) if owner is not None else None
-        return frozenset(level for level in LogLevel if floor is None or level.rank >= floor.rank)
+        return _AT_OR_ABOVE[floor]
 
 
 class McpContextHandlers(ContextHandlers):
@@ -104,13 +111,14 @@ class McpContextHandlers(ContextHandlers):
         self._allowed_levels = allowed_levels
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: set[concurrent.futures.Future[Any]] = set()
-        self._declared = frozenset(
-            capability
-            for capability in ContextCapability
-            if declares(ctx.session.client_capabilities, capability)
-        )
         self.missing: ContextUnavailableError | None = None
         """The refusal of a question the client could not be asked, if the tool asked one."""
+
+    @functools.cached_property
+    def _declared(self) -> frozenset[ContextCapability]:
+        """What the client declared, worked out when a tool first asks (most calls never do)."""
+        capabilities = self._ctx.session.client_capabilities
+        return frozenset(capability for capability in ContextCapability if declares(capabilities, capability))
 
     @property
     def capabilities(self) -> frozenset[ContextCapability]:

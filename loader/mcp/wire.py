@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -56,8 +58,20 @@ _BINARY_DOCUMENT_FORMATS = {
 }
 
 
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
+    int: int.__repr__,
+    bool: lambda value: "true" if value else "false",
+    float: lambda value: float.__repr__(value) if math.isfinite(value) else "null",
+    type(None): lambda _: "null",
+}
+"""A scalar's JSON text as ``json.dumps`` writes it, without its encoder (the common tool result)."""
+
+
 def _json_text(value: Any) -> str:
     """Strict JSON text (``allow_nan=False`` holds after ``finite_json``); unknown objects as strings."""
+    scalar = _SCALAR_TEXT.get(type(value))
+    if scalar is not None:
+        return scalar(value)
     return json.dumps(finite_json(value), ensure_ascii=False, allow_nan=False, default=str)
 
 

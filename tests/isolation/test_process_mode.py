@@ -12,6 +12,7 @@ import functools
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -37,6 +38,11 @@ def fault(how: str, size_mb: int = 0, marker: str = "") -> str:
     if marker:
         pathlib.Path(marker).touch()
     if how == "exit":
+        os._exit(3)
+    if how == "fork_then_exit":  # the forked child keeps the worker's end of the pipe open
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
         os._exit(3)
     if how == "segfault":
         ctypes.string_at(0)
@@ -111,6 +117,19 @@ def test_crashed_worker_is_replaced_and_every_tool_keeps_answering(
     assert call_text(ld, "steady") == "steady"
     assert call_text(ld, "fault", {"how": "fine"}) == "fine"
     eventually(lambda: len(before - child_pids()) == 1, message="exactly the crashed worker is gone")
+
+
+def test_a_worker_that_dies_while_a_forked_child_holds_its_pipe_is_a_crash_not_a_timeout(
+    faults_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """The pipe stays open after the worker exits: the wait for its answer looks at the process too."""
+    ld = make_loader(faults_dir, config=replace(PROCESS, call_timeout=60.0))
+    started = time.monotonic()
+    result = ld.registry.invoke("fault", {"how": "fork_then_exit"})
+    assert result["status"] == "error"
+    assert "crashed its worker process" in _text(result) and "exited with status 3" in _text(result)
+    assert time.monotonic() - started < 30, "the call waited for its timeout"
+    assert call_text(ld, "fault", {"how": "fine"}) == "fine"
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,30 +21,60 @@ from loader.isolation.protocol import (
     ChannelClosed,
     ChannelTimeout,
     MessageTooLarge,
-    decode_value,
     encode_value,
     json_safe_state,
     wire_limit,
 )
 from loader.reload.config import LoaderConfig
 
+try:
+    import msgspec
+except ImportError:
+    msgspec = None  # type: ignore[assignment]
 
-def test_values_round_trip_with_bytes_tagged_and_tuples_as_lists() -> None:
-    value = {"a": (1, 2.5, None), "b": b"\x00\xff", "c": [{"d": bytearray(b"xy")}], "e": float("inf")}
-    assert decode_value(encode_value(value)) == {
+
+def test_values_cross_as_plain_data_with_bytes_kept_and_tuples_as_lists() -> None:
+    class Text(str):
+        def __str__(self) -> str:
+            return "not the value"
+
+    value = {
+        "a": (1, 2.5, None),
+        "b": b"\x00\xff",
+        "c": [{"d": bytearray(b"xy")}],
+        "e": float("inf"),
+        3: Text("t"),
+        "big": 1 << 70,
+    }
+    a, b = _pipe_pair()
+    a.send(encode_value(value))
+    assert b.receive() == {
         "a": [1, 2.5, None],
         "b": b"\x00\xff",
         "c": [{"d": b"xy"}],
         "e": float("inf"),
+        "3": "t",
+        "big": 1 << 70,  # past 64 bits: the frame goes as JSON instead
     }
+    a.close()
+    b.close()
 
 
-def test_objects_json_cannot_hold_cross_as_their_repr() -> None:
+def test_a_json_frame_is_read_whatever_the_codec_with_its_bytes_untagged() -> None:
+    """The fallback form (no msgspec, or a value MessagePack cannot hold) is always readable."""
+    a, b = _pipe_pair()
+    os.write(a._write_fd, _frame(b'{"ok":true,"data":{"$bytes":"AP8="},"n":[1,2]}'))
+    assert b.receive() == {"ok": True, "data": b"\x00\xff", "n": [1, 2]}
+    a.close()
+    b.close()
+
+
+def test_objects_plain_data_cannot_hold_cross_as_their_repr() -> None:
     class Thing:
         def __repr__(self) -> str:
             return "<thing>"
 
-    assert encode_value({"x": Thing()}) == {"x": "<thing>"}
+    assert encode_value({"x": Thing(), "s": {1}}) == {"x": "<thing>", "s": "{1}"}
 
 
 def test_invocation_state_keeps_only_json_data_and_never_the_agent() -> None:
@@ -84,9 +118,35 @@ def test_channel_refuses_a_malformed_message() -> None:
     a.send({"ok": True})
     assert b.receive() == {"ok": True}
     os.write(a._write_fd, _frame(b"[1, 2]"))  # bytes no well-behaved worker sends
+    with pytest.raises(ChannelClosed, match=r"not an object|malformed"):
+        b.receive()
+    a.send([1, 2])  # type: ignore[arg-type]
     with pytest.raises(ChannelClosed, match="not an object"):
         b.receive()
     os.write(a._write_fd, _frame(b"{oops"))
+    with pytest.raises(ChannelClosed, match="malformed"):
+        b.receive()
+    a.close()
+    b.close()
+
+
+@pytest.mark.skipif(msgspec is None, reason="the msgspec extra is not installed")
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC), id="timestamp"),
+        pytest.param({1: "x"}, id="int-key"),
+        pytest.param({(1, 2): "x"}, id="array-key"),
+        pytest.param("msgspec-ext", id="extension"),
+    ],
+)
+def test_a_message_with_more_than_plain_data_is_refused(value: Any) -> None:
+    """MessagePack can carry what JSON cannot; a worker's tool writing such a frame is refused."""
+    assert msgspec is not None
+    if value == "msgspec-ext":
+        value = msgspec.msgpack.Ext(5, b"x")
+    a, b = _pipe_pair()
+    os.write(a._write_fd, _frame(msgspec.msgpack.encode({"result": value})))
     with pytest.raises(ChannelClosed, match="malformed"):
         b.receive()
     a.close()
@@ -208,3 +268,22 @@ def test_half_a_frame_then_silence_times_out_at_the_deadline_instead_of_blocking
         a.send({"data": "x" * 1_000_000}, deadline=time.monotonic() + 0.3)
     a.close()
     b.close()
+
+
+def test_without_msgspec_the_frames_are_json_with_the_same_values(tmp_path: Path) -> None:
+    """The msgspec extra is optional: without it both ends speak JSON and values read the same."""
+    script = tmp_path / "no_msgspec.py"
+    script.write_text(
+        "import os, sys\n"
+        "sys.modules['msgspec'] = None  # as if the extra were not installed\n"
+        "from loader.isolation.protocol import Channel, encode_value\n"
+        "r, w = os.pipe()\n"
+        "sending, receiving = Channel(r, w), Channel(r, w)\n"
+        "sending.send(encode_value({'b': b'\\x00\\xff', 't': (1, 2.5), 'n': None}))\n"
+        "os.write(1, os.read(r, 1 << 16)[4:5])  # the frame's first byte\n"
+        "sending.send(encode_value({'b': b'\\x00\\xff', 't': (1, 2.5), 'n': None}))\n"
+        "assert receiving.receive() == {'b': b'\\x00\\xff', 't': [1, 2.5], 'n': None}\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"{"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+import math
 from typing import Any
 
 import mcp_types as types
@@ -97,3 +99,15 @@ async def test_a_tool_file_result_reaches_a_real_client_with_every_block() -> No
         assert isinstance(audio, types.AudioContent) and audio.mime_type == "audio/wav"
         resource = result.content[3]
         assert isinstance(resource, types.EmbeddedResource) and str(resource.resource.uri) == "test://mixed"
+
+
+@pytest.mark.parametrize(
+    "value", [0, -7, 2**70, True, False, None, 1.5, 1e16, -0.0, 3e-7, float("nan"), float("inf"), "é\n"]
+)
+def test_a_scalar_json_result_reads_as_json_writes_it(value: Any) -> None:
+    """Scalars skip the JSON encoder; their text is still exactly its (non-finite floats as null)."""
+    result: ToolResult = {"toolUseId": "t", "status": "success", "content": [{"json": value}]}
+    text = to_call_tool_result(result, None, protocol_version="2026-07-28").content[0]
+    expected = None if isinstance(value, float) and not math.isfinite(value) else value
+    assert isinstance(text, types.TextContent)
+    assert text.text == json.dumps(expected, ensure_ascii=False)

@@ -44,13 +44,17 @@ class CallCpuLimit:
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
+        self._soft = -1
 
     def before_call(self) -> None:
         if self.seconds is None:
             return
         usage = resource.getrusage(resource.RUSAGE_SELF)
         soft = int(usage.ru_utime + usage.ru_stime + self.seconds) + 1
+        if soft == self._soft:  # a call's allowance is whole seconds: most calls leave it where it was
+            return
         _, hard = resource.getrlimit(resource.RLIMIT_CPU)
         if hard != resource.RLIM_INFINITY and soft > hard:
             return
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        self._soft = soft
