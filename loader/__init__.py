@@ -10,6 +10,9 @@ from .distribution import mount_checkout_plugins as _mount_checkout_plugins
 _mount_checkout_plugins(_Path(__file__).resolve().parent)
 
 from .calls.runner import CallLimits
+from .components.decorators import prompt, resource
+from .components.prompts import Prompt, PromptArgument
+from .components.resources import Resource, ResourceTemplate
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
     Answer,
@@ -30,6 +33,7 @@ from .context.messages import (
 )
 from .context.tool_context import ToolContext
 from .errors import (
+    ComponentArgumentError,
     ContextAnswerError,
     ContextUnavailableError,
     DuplicateToolError,
@@ -51,7 +55,7 @@ from .fingerprint import spec_digest, tool_digest
 from .history.recorder import HistoryRecorder
 from .history.store import HistoryStore, ToolVersion
 from .hookspecs import hookimpl, hookspec
-from .registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .registry.changes import ChangeKind, ComponentChange, RegistryChange, RegistryChangeSet
 from .registry.snapshot import RegistrySnapshot
 from .registry.tool_registry import ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
@@ -67,6 +71,8 @@ from .tools.module_tool import ModuleTool
 from .tools.params import check_tool_params, validate_tool_params
 from .types import (
     AgentTool,
+    Component,
+    ComponentKind,
     JSONSchema,
     Tool,
     ToolChoice,
@@ -90,6 +96,10 @@ __all__ = [
     "CallLimits",
     "ChangeKind",
     "ClassTool",
+    "Component",
+    "ComponentArgumentError",
+    "ComponentChange",
+    "ComponentKind",
     "ContextAnswerError",
     "ContextCapability",
     "ContextHandlers",
@@ -117,11 +127,15 @@ __all__ = [
     "ModuleTool",
     "OptionError",
     "ProgressUpdate",
+    "Prompt",
+    "PromptArgument",
     "Question",
     "RateLimit",
     "RegistryChange",
     "RegistryChangeSet",
     "RegistrySnapshot",
+    "Resource",
+    "ResourceTemplate",
     "Root",
     "RootsAnswer",
     "RootsQuestion",
@@ -168,6 +182,8 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "is_tool",
+    "prompt",
+    "resource",
     "spec_digest",
     "tool",
     "tool_digest",

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..spec_diff.kinds import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
-from ..types import AgentTool
+from ..types import AgentTool, Component
 
 __all__ = [
     "EmptyGrace",
@@ -141,6 +141,8 @@ class FileRecord:
     attempted_hash: str | None = None
     signature: Signature | None = None
     discovered: dict[str, AgentTool] = field(default_factory=dict)
+    components: dict[str, Component] = field(default_factory=dict)
+    """The prompts, resources and templates of the last good version, by ``component_id``."""
     loaded_at: float | None = None
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
@@ -157,6 +159,11 @@ class FileRecord:
     def is_removed(self) -> bool:
         """Whether the file is gone from disk (its record stays for its status)."""
         return self.phase is Phase.REMOVED
+
+    @property
+    def serves_anything(self) -> bool:
+        """Whether its last good version defines tools, prompts or resources."""
+        return bool(self.discovered or self.components)
 
     @property
     def rewrites_itself(self) -> bool:
@@ -228,9 +235,16 @@ class FileRecord:
         self.attempted_hash = content_hash
         self.load_seconds = seconds
 
-    def accept(self, tools: dict[str, AgentTool], content_hash: str, wall_time: float) -> None:
-        """The content loaded: ``tools`` become the file's tools (LOADED)."""
+    def accept(
+        self,
+        tools: dict[str, AgentTool],
+        content_hash: str,
+        wall_time: float,
+        components: dict[str, Component] | None = None,
+    ) -> None:
+        """The content loaded: ``tools`` (and ``components``) become the file's own (LOADED)."""
         self.discovered = tools
+        self.components = components or {}
         self.content_hash = content_hash
         self.loaded_at = wall_time
         self.error = None
@@ -258,6 +272,7 @@ class FileRecord:
         self.phase = Phase.FAILED
         self.error = error
         self.discovered = {}
+        self.components = {}
         self.grace = None
 
     def start_grace(self, content_hash: str, now: float) -> None:
@@ -283,6 +298,7 @@ class FileRecord:
         """The file is gone: REMOVED, no tools, no error."""
         self.phase = Phase.REMOVED
         self.discovered = {}
+        self.components = {}
         self.error = None
         self.grace = None
         self.gone_since = None

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..importing.backend import LoadBackend
 from ..status import FileStatus
-from ..types import AgentTool
+from ..types import AgentTool, Component
 from .batch import BatchPlan
 from .config import LoaderConfig
 from .events import FileOutcome
@@ -164,7 +164,7 @@ class FileSteps:
                 "path=<%s> | load failed: %s", record.path, result.error.one_line(), extra={LOAD_FAILED: True}
             )
             return
-        self._loaded(record, digest, result.tools, result.seconds, outcome)
+        self._loaded(record, digest, result.tools, result.seconds, outcome, result.components)
 
     def _settled_without_import(
         self, record: FileRecord, read: SourceRead, forced: bool, outcome: FileOutcome
@@ -182,10 +182,10 @@ class FileSteps:
             self._look_again(record.path, plan.wait)
             return True
         if plan.step is Step.DROP_TOOLS:
-            self._accept(record, {}, read.digest)
+            self._accept(record, {}, read.digest, {})
             return True
         if not read.data.strip():
-            self._loaded(record, read.digest, {}, 0.0, outcome)
+            self._loaded(record, read.digest, {}, 0.0, outcome, {})
             return True
         return False
 
@@ -196,8 +196,9 @@ class FileSteps:
         tools: dict[str, AgentTool],
         seconds: float,
         outcome: FileOutcome,
+        components: dict[str, Component],
     ) -> None:
-        if not tools and record.discovered:
+        if not tools and not components and record.serves_anything:
             # Editors truncate before they write: keep the last tools for a grace period, and the
             # status that describes them (an empty moment is no update anyone should hear of).
             record.attempted(digest, record.load_seconds)
@@ -206,8 +207,14 @@ class FileSteps:
         else:
             record.attempted(digest, seconds)
             outcome.duration = seconds
-            self._accept(record, tools, digest)
+            self._accept(record, tools, digest, components)
 
-    def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
-        record.accept(tools, content_hash, time.time())
-        self._ownership.claim(record.path, tools)
+    def _accept(
+        self,
+        record: FileRecord,
+        tools: dict[str, AgentTool],
+        content_hash: str,
+        components: dict[str, Component],
+    ) -> None:
+        record.accept(tools, content_hash, time.time(), components)
+        self._ownership.claim(record.path, [*tools, *components])
