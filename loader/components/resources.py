@@ -126,7 +126,11 @@ class ResourceTemplate(Component):
         arguments = self.match(uri)
         if arguments is None:
             raise ComponentArgumentError(f"{uri!r} does not match the template {self.uri_template!r}")
-        return _content(self._read(**arguments), uri)
+        return self.read_with(arguments)
+
+    def read_with(self, arguments: Mapping[str, str]) -> Content:
+        """The content for these placeholder values (``read`` after matching; a worker, given them)."""
+        return _content(self._read(**arguments), self.uri_template)
 
     def completions(self, argument: str, typed: str) -> list[str]:
         """The values to offer for one placeholder."""

@@ -33,6 +33,7 @@ from ..importing.importer import ToolImporter
 from ..importing.threads import ImportAbandoned, ImportJob, ImportPool, ImportTimeout
 from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
 from .calls import CallRouter
+from .components import proxy_component
 from .description_wire import description_from_wire
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .host import harden_host
@@ -249,6 +250,10 @@ class ProcessBackend:
         tools: Found = [
             ProxyTool(description_from_wire(d), recipe, self.router) for d in reply.get("tools", [])
         ]
+        for message in reply.get("components", []):
+            component = proxy_component(message, recipe, self.router)
+            if component is not None:
+                tools.append(component)
         with self._lock:
             prepare = bool(tools) and self._prepared_in_batch < _PREPARE_PER_BATCH
             self._prepared_in_batch += prepare

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support import MakeLoader, eventually, write
 
 from loader import ComponentKind, FileState, Prompt, RegistryChangeSet, Resource
@@ -24,6 +25,12 @@ def greet(name: str) -> str:
 def motd() -> str:
     return "VERSION"
 """
+
+
+@pytest.fixture(params=["thread", "process"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """Every contract holds where a prompt's or resource's function runs in a worker too."""
+    return str(request.param)
 
 
 def source(version: str) -> str:

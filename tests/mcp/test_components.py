@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,14 @@ from loader.mcp import MCPToolServer
 pytestmark = pytest.mark.anyio
 
 KIT = """
+import os
 from typing import Literal
 
 from loader import prompt, resource
+
+@prompt
+def where() -> str:
+    return str(os.getpid())
 
 @prompt(title="Review")
 def review(code: str, tone: Literal["friendly", "formal"] = "friendly") -> str:
@@ -51,7 +57,7 @@ def user(user: Literal["ann", "bob"]) -> str:
 """
 
 
-@pytest.fixture(params=["thread"])
+@pytest.fixture(params=["thread", "process"])
 def isolation(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -71,7 +77,7 @@ def text_of(result: types.GetPromptResult, index: int = 0) -> str:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_prompts_resources_templates_and_completion_are_served(
-    tools_dir: Path, make_loader: MakeLoader, mode: str
+    tools_dir: Path, make_loader: MakeLoader, mode: str, isolation: str
 ) -> None:
     write(tools_dir / "kit.py", KIT.replace("VERSION", "v1"))
     server = MCPToolServer(make_loader(tools_dir, watch=False).registry)
@@ -82,7 +88,13 @@ async def test_prompts_resources_templates_and_completion_are_served(
         assert capabilities.completions is not None
 
         prompts = (await client.list_prompts()).prompts
-        assert [(p.name, p.title) for p in prompts] == [("picture", None), ("review", "Review")]
+        assert [(p.name, p.title) for p in prompts] == [
+            ("picture", None),
+            ("review", "Review"),
+            ("where", None),
+        ]
+        ran_in = int(text_of(await client.get_prompt("where")))
+        assert (ran_in == os.getpid()) is (isolation == "thread")  # a prompt runs where tool code runs
         assert [(a.name, a.description, a.required) for a in prompts[1].arguments or []] == [
             ("code", "The code to review.", True),
             ("tone", None, False),
@@ -162,7 +174,7 @@ async def test_a_save_reaches_a_handshake_client_as_list_changed_and_resource_up
         write(tools_dir / "kit.py", KIT.replace("VERSION", "v3").replace("def picture", "def photo"))
         await until(lambda: notes.count(types.PromptListChangedNotification) == 2)
         assert notes.updated() == ["data://motd"]  # unsubscribed: not told again
-        assert [p.name for p in (await client.list_prompts()).prompts] == ["photo", "review"]
+        assert [p.name for p in (await client.list_prompts()).prompts] == ["photo", "review", "where"]
 
 
 async def test_a_save_reaches_a_listening_client(tools_dir: Path, make_loader: MakeLoader) -> None:
