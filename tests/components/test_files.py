@@ -87,7 +87,9 @@ async def test_a_saved_prompt_file_reaches_a_connected_client(
         tone = await client.complete(types.PromptReference(name="review"), {"name": "tone", "value": "f"})
         assert tone.completion.values == ["friendly", "formal"]
 
-        write(tools_dir / "prompts" / "review.md", REVIEW.replace("VERSION", "v2"))
+        aside = tools_dir / "prompts" / ".review.md.saving"  # saved as editors do: aside, then renamed
+        aside.write_text(REVIEW.replace("VERSION", "v2"))
+        os.replace(aside, tools_dir / "prompts" / "review.md")
         await until(notes.prompts_changed)
         got = await client.get_prompt("review", {"code": "y", "tone": "friendly"})
         assert prompt_text(got) == "v2: review y in a friendly tone."
