@@ -139,6 +139,7 @@ class FileSteps:
             # Older bytes finished importing before this batch found newer ones: they go live
             # first (their module is the current one), and the bytes on disk are planned after.
             self._settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
+        record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
@@ -163,6 +164,7 @@ class FileSteps:
         outcome: FileOutcome,
     ) -> None:
         """A prompt or resource file: read by the loader itself (no import, no code), in the same commit."""
+        record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if self._settled_without_import(record, read, forced, outcome):
             return
