@@ -169,7 +169,12 @@ class FileSteps:
         if self._settled_without_import(record, read, forced, outcome):
             return
         record.saw_content(read.digest)
+        limit = self._config.max_result_bytes
         try:
+            if limit and len(read.data) > limit:  # what a read would answer: refused now, named
+                raise FileComponentError(
+                    f"{len(read.data):,} bytes, over the {limit:,} bytes a result may be (max_result_bytes)"
+                )
             component = file_component(relative, read.data, str(record.path))
         except FileComponentError as exc:
             record.attempted(read.digest, 0.0)

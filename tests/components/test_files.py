@@ -205,3 +205,16 @@ async def test_a_link_out_of_resources_is_never_served(
         assert refused.value.code == types.INVALID_PARAMS
     leak = loader.file_status(tools_dir / "resources" / "leak.txt")
     assert leak is not None and leak.error is not None and leak.error.kind is LoadErrorKind.LINK_REFUSED
+
+
+def test_a_resource_file_larger_than_a_result_may_be_is_refused_and_named(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    big = tools_dir / "resources" / "big.bin"
+    big.parent.mkdir()
+    big.write_bytes(b"\x00" * 2048)
+    loader = make_loader(tools_dir, watch=False, config=replace(FAST, max_result_bytes=1024))
+    status = loader.file_status(big)
+    assert status is not None and status.state is FileState.FAILED and status.error is not None
+    assert "2,048 bytes, over the 1,024 bytes" in status.error.message
+    assert not loader.registry.snapshot().components()
