@@ -14,6 +14,9 @@ from .authoring.gate import GateOptions
 from .authoring.quarantine import QuarantineFollower, read_quarantine, set_quarantined
 from .authoring.workflow import PromoteRefused, Promotion, list_proposals, promote, propose, propose_files
 from .calls.runner import CallLimits
+from .components.decorators import prompt, resource
+from .components.prompts import Prompt, PromptArgument
+from .components.resources import Resource, ResourceTemplate
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
     Answer,
@@ -34,6 +37,7 @@ from .context.messages import (
 )
 from .context.tool_context import ToolContext
 from .errors import (
+    ComponentArgumentError,
     ContextAnswerError,
     ContextUnavailableError,
     DuplicateToolError,
@@ -55,7 +59,7 @@ from .fingerprint import spec_digest, tool_digest
 from .history.recorder import HistoryRecorder
 from .history.store import HistoryStore, ToolVersion
 from .hookspecs import hookimpl, hookspec
-from .registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .registry.changes import ChangeKind, ComponentChange, RegistryChange, RegistryChangeSet
 from .registry.snapshot import RegistrySnapshot
 from .registry.tool_registry import ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
@@ -71,6 +75,8 @@ from .tools.module_tool import ModuleTool
 from .tools.params import check_tool_params, validate_tool_params
 from .types import (
     AgentTool,
+    Component,
+    ComponentKind,
     JSONSchema,
     Tool,
     ToolChoice,
@@ -94,6 +100,10 @@ __all__ = [
     "CallLimits",
     "ChangeKind",
     "ClassTool",
+    "Component",
+    "ComponentArgumentError",
+    "ComponentChange",
+    "ComponentKind",
     "ContextAnswerError",
     "ContextCapability",
     "ContextHandlers",
@@ -124,6 +134,8 @@ __all__ = [
     "ProgressUpdate",
     "PromoteRefused",
     "Promotion",
+    "Prompt",
+    "PromptArgument",
     "ProposalError",
     "ProposalRecord",
     "ProposalState",
@@ -133,6 +145,8 @@ __all__ = [
     "RegistryChange",
     "RegistryChangeSet",
     "RegistrySnapshot",
+    "Resource",
+    "ResourceTemplate",
     "Root",
     "RootsAnswer",
     "RootsQuestion",
@@ -181,9 +195,11 @@ __all__ = [
     "is_tool",
     "list_proposals",
     "promote",
+    "prompt",
     "propose",
     "propose_files",
     "read_quarantine",
+    "resource",
     "set_quarantined",
     "spec_digest",
     "tool",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ComponentArgumentError",
     "ContextAnswerError",
     "ContextUnavailableError",
     "DuplicateToolError",
@@ -246,3 +247,11 @@ class InputRequired(BaseException):
     ``BaseException``, like ``asyncio.CancelledError``, so a tool's
     ``except Exception`` lets it through.
     """
+
+
+class ComponentArgumentError(ToolLoaderError, ValueError):
+    """A prompt or resource template was asked for with a missing or unknown argument (MCP ``-32602``)."""
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .types import AgentTool
+from .types import AgentTool, Component
 
 if TYPE_CHECKING:
     from .status import FileStatus, LoadErrorInfo
@@ -71,6 +71,14 @@ class ToolLoaderHookSpecs:
         needs. ``loader`` (deprecated, the ``ToolLoader``, None in a worker process) goes
         in a later release. Raise ``loader.ToolDefinitionError`` for a tool that is defined
         wrongly: the file's load fails and its last good version keeps serving.
+        """
+
+    @hookspec
+    def tool_loader_discover_components(self, module: ModuleType, path: Path) -> Sequence[Component] | None:
+        """Return the prompts, resources and resource templates a freshly imported tool module defines.
+
+        Every plugin's results are merged; they go live in the same registry commit as
+        the file's tools. Raise ``loader.ToolDefinitionError`` for one defined wrongly.
         """
 
     @hookspec(firstresult=True)

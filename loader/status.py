@@ -118,11 +118,14 @@ class FileStatus:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     conflicts: tuple[tuple[str, Path], ...] = ()
+    """(tool name or component id, owning file) for each one another file owns."""
     failing_dependencies: tuple[Path, ...] = ()
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
     """How each tool's spec changed when this file's current version went live (kept until the next one)."""
     notes: tuple[FileNote, ...] = ()
     """What else the loader knows of the file and acts on (e.g. ``REWRITES_ITSELF``)."""
+    components: tuple[str, ...] = ()
+    """The prompts, resources and templates served from this file, by ``component_id`` (``prompt:x``)."""
 
     @property
     def breaking_changes(self) -> tuple[tuple[str, SpecChange], ...]:

@@ -15,12 +15,15 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Coroutine
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AGENT_TOOL_HOOK",
     "AgentTool",
     "AudioContent",
+    "Component",
+    "ComponentKind",
     "DocumentContent",
     "ImageContent",
     "JSONSchema",
@@ -484,3 +487,39 @@ def _as_final_result(event: Any, tool_use_id: str) -> ToolResult:
         "status": "error",
         "content": [{"text": "Error: the tool finished without producing a result"}],
     }
+
+
+class ComponentKind(StrEnum):
+    """What else an MCP server serves beside tools."""
+
+    PROMPT = "prompt"
+    RESOURCE = "resource"
+    RESOURCE_TEMPLATE = "resource-template"
+
+
+class Component(ABC):
+    """A prompt, resource or resource template: held by the registry beside the tools.
+
+    The registry knows only its kind, its key (a prompt's name, a resource's URI,
+    a template's URI template) and where it came from; ``loader.components`` has
+    the kinds themselves.
+    """
+
+    source_file: str | None = None
+    module: str | None = None
+    """The module whose code defined it (discovery takes a module's own, not what it imported)."""
+
+    @property
+    @abstractmethod
+    def kind(self) -> ComponentKind:
+        """Which kind of component this is."""
+
+    @property
+    @abstractmethod
+    def key(self) -> str:
+        """Unique within its kind: the prompt name, or the (template) URI."""
+
+    @property
+    def component_id(self) -> str:
+        """Unique across kinds: ``prompt:review``, ``resource:data://x``, ``resource-template:data://{id}``."""
+        return f"{self.kind.value}:{self.key}"

@@ -10,5 +10,6 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "loader.plugins.class_tools",
     "loader.plugins.module_tools",
     "loader.plugins.strands_tools",
+    "loader.plugins.components",
 )
 """Module names of the built-in plugins, in registration order."""

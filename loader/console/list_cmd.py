@@ -15,6 +15,7 @@ from ..reload.loader import ToolLoader
 from ..status import FileState, ScanReport
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
+from .components_view import component_record, components_phrase, components_table
 from .proposal_view import quarantine_phrase
 from .render import (
     display_path,
@@ -71,6 +72,7 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
     return {
         "directories": [str(path) for path in loader.paths],
         "tools": [tool_record(tool, loader) for tool in tools],
+        "components": [component_record(c) for c in loader.registry.snapshot().components()],
         "files": [status_record(status) for status in report.files],
         "unreadable": [
             {"path": str(f.path), "reason": f.reason, "watched_folder": f.root} for f in report.unreadable
@@ -78,6 +80,7 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
         "quarantined": sorted(loader.quarantined),
         "summary": {
             "tools": len(tools),
+            "components": len(loader.registry.snapshot().components()),
             "files": len(report.files),
             "failed": sum(1 for s in report.failed if s.state is not FileState.CONFLICT),
             "conflicts": sum(1 for s in report.failed if s.state is FileState.CONFLICT),
@@ -92,6 +95,9 @@ def _print(
     where = ", ".join(display_path(path) for path in loader.paths)
     if tools:
         console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
+    components = loader.registry.snapshot().components()
+    if components:
+        console.print(components_table(components, title=f"Prompts and resources in {where}"))
     problems = problems_table(report.failed, title="Files that did not load")
     if problems is not None:
         console.print(problems)
@@ -104,7 +110,9 @@ def _print(
         warning = f"{display_path(path)}: {module_clash_phrase(clash)}; rename it"
         console.print(Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True)
     summary = Text(
-        f"{plural(len(tools), 'tool')} from {plural(len(report.files), 'file')} in {where} "
+        f"{plural(len(tools), 'tool')}"
+        + (f", {components_phrase(components)}" if components else "")
+        + f" from {plural(len(report.files), 'file')} in {where} "
         f"({report.seconds:.2f} s)"
     )
     if report.failed:

@@ -14,15 +14,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
-from ..types import AgentTool
+from ..types import AgentTool, Component
 from .bytecode_cache import BytecodeCache
 from .importer import ToolImporter
 from .threads import ImportJob, ImportPool
 
-__all__ = ["Discover", "InProcessBackend", "Load", "LoadBackend"]
+__all__ = ["Discover", "Found", "InProcessBackend", "Load", "LoadBackend"]
 
-Discover = Callable[[ModuleType, Path], list[AgentTool]]
-"""Turns an imported module into its tools (the loader's pluggy discovery)."""
+Found = list[AgentTool | Component]
+"""What a module defines: its tools, prompts, resources and resource templates."""
+
+Discover = Callable[[ModuleType, Path], Found]
+"""Turns an imported module into what it defines (the loader's pluggy discovery)."""
 
 Load = tuple[Path, str, bytes, str]
 """One file to import: its path, module name, source bytes and their sha256."""
@@ -64,7 +67,7 @@ class LoadBackend(Protocol):
 
     def start_load(
         self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
-    ) -> ImportJob[list[AgentTool]]:
+    ) -> ImportJob[Found]:
         """Start importing ``source`` as ``module_name`` and discovering its tools.
 
         The job's outcome is the tools, or whatever the file's code raised. The
@@ -72,7 +75,7 @@ class LoadBackend(Protocol):
         """
         ...
 
-    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[Found]]:
         """``start_load`` for several files, run one after another in this order (a one-off scan).
 
         Returns the jobs, in the same order; a backend may start none (an empty list),
@@ -80,7 +83,7 @@ class LoadBackend(Protocol):
         """
         ...
 
-    def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+    def abandon(self, job: ImportJob[Found]) -> None:
         """Give up on a job that overran its deadline (stop it if possible; never leak its worker)."""
         ...
 
@@ -144,19 +147,19 @@ class InProcessBackend:
 
     def start_load(
         self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
-    ) -> ImportJob[list[AgentTool]]:
+    ) -> ImportJob[Found]:
         return self._worker.submit(
             self._job((path, module_name, source, content_hash), discover), watch_file=path
         )
 
-    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[Found]]:
         return self._worker.submit_chain([(self._job(load, discover), load[0]) for load in loads])
 
-    def _job(self, load: Load, discover: Discover) -> Callable[[], list[AgentTool]]:
+    def _job(self, load: Load, discover: Discover) -> Callable[[], Found]:
         importer = self._importer
         path, module_name, source, content_hash = load
 
-        def job() -> list[AgentTool]:
+        def job() -> Found:
             module = importer.fresh_module(module_name, content_hash)
             if module is None:
                 module = importer.load(path, source, content_hash)
@@ -164,7 +167,7 @@ class InProcessBackend:
 
         return job
 
-    def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+    def abandon(self, job: ImportJob[Found]) -> None:
         if job.thread is not None and job.thread.ident is not None and not job.done:
             # Never leave a half-executed module for the next import to find.
             self._importer.abandon(job.thread.ident)

@@ -20,11 +20,13 @@ import pluggy
 from ..errors import DuplicateToolInFileError, InvalidToolNameError, ToolDefinitionError
 from ..hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, ToolLoaderHookSpecs
 from ..names import is_valid_tool_name, normalise_tool_name
-from ..types import AgentTool
+from ..types import AgentTool, Component
 
 __all__ = [
     "class_tool_args",
     "configure_plugins",
+    "discover",
+    "discover_components",
     "discover_tools",
     "has_implementations",
     "make_plugin_manager",
@@ -123,3 +125,35 @@ def discover_tools(
                 raise DuplicateToolInFileError(path, name, lines)
             by_name[key] = tool
     return list(by_name.values())
+
+
+def discover_components(manager: pluggy.PluginManager, module: ModuleType, path: Path) -> list[Component]:
+    """Merge every plugin's prompts, resources and resource templates for ``module``.
+
+    Raises:
+        ToolDefinitionError: Not a component, or two of one kind with one key in the file.
+    """
+    found: dict[str, Component] = {}
+    for result in manager.hook.tool_loader_discover_components(module=module, path=path):
+        for component in result or ():
+            if not isinstance(component, Component):
+                raise ToolDefinitionError(
+                    f"{path}: a discovery plugin returned {component!r}, which is not a prompt or resource"
+                )
+            first = found.get(component.component_id)
+            if first is not None and first is not component:
+                raise ToolDefinitionError(
+                    f"{path}: the {component.kind.value} {component.key!r} is defined twice"
+                )
+            component.source_file = str(path)
+            found[component.component_id] = component
+    return list(found.values())
+
+
+def discover(
+    manager: pluggy.PluginManager, module: ModuleType, path: Path, loader: Any = None
+) -> list[AgentTool | Component]:
+    """Everything ``module`` serves: its tools, then its prompts and resources (``discover_tools``,
+    ``discover_components``)."""
+    tools: list[AgentTool | Component] = list(discover_tools(manager, module, path, loader))
+    return tools + discover_components(manager, module, path)

@@ -28,12 +28,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
-from ..importing.backend import Discover, Load
+from ..importing.backend import Discover, Found, Load
 from ..importing.importer import ToolImporter
 from ..importing.threads import ImportAbandoned, ImportJob, ImportPool, ImportTimeout
 from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
-from ..types import AgentTool
 from .calls import CallRouter
+from .components import proxy_component
 from .description_wire import description_from_wire
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .host import harden_host
@@ -192,7 +192,7 @@ class ProcessBackend:
 
     def start_load(
         self, path: Path, module_name: str, source: bytes, content_hash: str, discover: Discover
-    ) -> ImportJob[list[AgentTool]]:
+    ) -> ImportJob[Found]:
         """Run ``load_tools`` for the loader on a job thread, in an import worker of its own."""
         timeout = self._import_timeout
         return self._jobs.submit(
@@ -200,14 +200,14 @@ class ProcessBackend:
             watch_file=path,
         )
 
-    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[list[AgentTool]]]:
+    def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[Found]]:
         """None ahead of time: the loader starts each import as it comes to it."""
         return []
 
     def pause(self) -> None:
         """Nothing to release: the workers must keep answering calls while the loader is stopped."""
 
-    def abandon(self, job: ImportJob[list[AgentTool]]) -> None:
+    def abandon(self, job: ImportJob[Found]) -> None:
         """Drop a job not started yet; stop the worker of one that runs (superseded, or past its deadline)."""
         self._jobs.abandon(job, interrupt=False)
         thread = job.thread
@@ -227,7 +227,7 @@ class ProcessBackend:
         content_hash: str,
         discover: Discover,
         timeout: float,
-    ) -> list[AgentTool]:
+    ) -> Found:
         """Import in an import worker; ``discover`` (the loader's own plugins) cannot cross and is unused."""
         worker = self._importers.acquire()
         me = threading.get_ident()
@@ -246,9 +246,13 @@ class ProcessBackend:
                     "WorkerError", f"the import worker did not report running {module_name}", str(path), None
                 )
             )
-        tools: list[AgentTool] = [
+        tools: Found = [
             ProxyTool(description_from_wire(d), recipe, self.router) for d in reply.get("tools", [])
         ]
+        for message in reply.get("components", []):
+            component = proxy_component(message, recipe, self.router)
+            if component is not None:
+                tools.append(component)
         with self._lock:
             prepare = bool(tools) and self._prepared_in_batch < _PREPARE_PER_BATCH
             self._prepared_in_batch += prepare

@@ -18,6 +18,7 @@ __all__ = [
     "CallReply",
     "CallRequest",
     "CleanupRequest",
+    "ComponentMessage",
     "Encoded",
     "ForgetRequest",
     "Hello",
@@ -197,12 +198,31 @@ class ToolMessage(TypedDict):
     examples: list[dict[str, Any]]
 
 
+class ComponentMessage(TypedDict):
+    """A prompt, resource or resource template on the wire (``components.describe_component``)."""
+
+    kind: str
+    key: str
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    arguments: list[dict[str, Any]]
+    """A prompt's arguments: ``{"name", "description", "required"}`` each."""
+    values: dict[str, list[str]]
+    """The values completion offers per argument (``Literal``, ``Enum``, front matter ``values:``)."""
+    complete: bool
+    """Whether a ``complete=`` callable answers completion (in the worker)."""
+    source_file: str | None
+
+
 class LoadReply(TypedDict):
     """The answer to a load: the tools found, every module version executed and the import graph."""
 
     ok: bool
     error: LoadError | None
     tools: list[ToolMessage]
+    components: NotRequired[list[ComponentMessage]]
     executed: list[ModuleEntry]
     deps: dict[str, list[str]]
     executions: int

@@ -28,12 +28,13 @@ from types import ModuleType
 from typing import Any, cast
 
 from ..calls.tracing import remote_context
-from ..importing.discovery import configure_plugins, discover_tools, make_plugin_manager
+from ..importing.discovery import configure_plugins, discover_components, discover_tools, make_plugin_manager
 from ..importing.importer import ToolImporter
 from ..results import error_result, exception_result, is_tool_result_like, oversized_result, result_size
 from ..status import error_info_from_exception
 from ..tools.description import description_of
-from ..types import AgentTool, ToolResult, ToolUse
+from ..types import AgentTool, Component, ToolResult, ToolUse
+from .components import ComponentCall, describe_component
 from .context_relay import install_pipe_handlers
 from .description_wire import description_to_wire
 from .host import drop_ptrace
@@ -224,12 +225,14 @@ class Worker:
         self.importer.executed.clear()
         before = self.importer.executions
         tools: list[AgentTool] = []
+        components: list[Component] = []
         error: LoadError | None = None
         try:
             module = self.importer.fresh_module(name, message["hash"])
             if module is None:
                 module = self.importer.load(path, message["source"])
             tools = self.discover(module, path)
+            components = discover_components(self.plugin_manager, module, path)
         except BaseException as exc:  # the tool file's fault, reported to the loader
             info = error_info_from_exception(exc, path, self.roots)
             error = LoadError(
@@ -247,6 +250,7 @@ class Worker:
             ok=error is None,
             error=error,
             tools=[description_to_wire(description_of(tool)) for tool in tools],
+            components=[describe_component(component) for component in components],
             executed=executed,
             deps={n: sorted(self.importer.dependencies(n)) for n in touched},
             executions=self.importer.executions - before,
@@ -262,7 +266,10 @@ class Worker:
         self.importer.begin_batch()
         self.ensure(message["build"])
         module = self.modules[serial]
-        found = {tool.tool_name: tool for tool in self.discover(module, Path(str(module.__file__)))}
+        path = Path(str(module.__file__))
+        found = {tool.tool_name: tool for tool in self.discover(module, path)}
+        for component in discover_components(self.plugin_manager, module, path):
+            found[component.component_id] = ComponentCall(component)  # a ':' never occurs in a tool name
         self.tools[serial] = found
         while len(self.tools) > _BUILT_TOOLS_KEPT:
             self.tools.popitem(last=False)

@@ -10,6 +10,11 @@ every connected client, once, however it connects:
 * Handshake-era clients (2024-11-05 .. 2025-11-25) get
   ``notifications/tools/list_changed`` on their session's standalone channel.
 
+Prompts, resources and resource templates are served from the same snapshot
+(``components.py``); a commit announces only the lists it changed, and a
+rewritten resource reaches its subscribers as ``resources/updated``
+(``announcements.py``).
+
 ``tools.listChanged`` is advertised in both eras: the SDK derives it from the
 listen handler for 2026-07-28 and from ``NotificationOptions`` (default off)
 for the handshake, which our server subclass turns on.
@@ -44,9 +49,18 @@ import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
+from mcp.server.caching import CacheableMethod
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    SubscriptionBus,
+    ToolsListChanged,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
@@ -57,12 +71,14 @@ from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
+from .announcements import PendingAnnouncements
+from .components import ResourceSubscriptions, ServedComponents
 from .context import LogLevels, McpContextHandlers, call_context
 from .drain import CallsInFlight, DrainReport, ExchangesInFlight, stopped_by_shutdown
 from .identity import RecentVersions, is_digest, malformed_expectation_result, stale_call_result
 from .listing import ListingCache
 from .served import ServedTools
-from .sessions import HandshakeSessions
+from .sessions import NOTIFY_TIMEOUT, HandshakeSessions
 from .wire import (
     DIGEST_META_KEY,
     EXPECTED_DIGEST_META_KEY,
@@ -89,8 +105,21 @@ LISTING_CACHE_HINT = CacheHint(ttl_ms=0, scope="private")
 promised; a client keeps its copy until ``list_changed`` and can check it
 against the digests. ``private``: the server cannot tell whether its transport
 authenticates callers, and a shared cache must not hand the list to someone
-the server would have refused.
+the server would have refused. The same holds for the prompts, resources and
+templates lists and a resource's content: a save can change any of them.
 """
+
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    method: LISTING_CACHE_HINT
+    for method in (
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    )
+}
+"""Every cacheable result the server gives carries ``LISTING_CACHE_HINT``."""
 
 
 REQUEST_STATE_KEY_ENV = "TOOL_LOADER_REQUEST_STATE_KEY"
@@ -148,7 +177,8 @@ class _ListChangedServer(Server[dict[str, Any]]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options
+            or NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
             experimental_capabilities,
             extensions,
         )
@@ -199,6 +229,10 @@ class MCPToolServer:
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
+        self._pending = PendingAnnouncements()
+        self._log_levels = LogLevels()
+        components = ServedComponents(lambda: self._served.current().snapshot, self._log_levels)
+        self._resource_subscriptions = ResourceSubscriptions()
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
@@ -213,9 +247,17 @@ class MCPToolServer:
             version=_package_version(),
             instructions=instructions,
             lifespan=self._lifespan,
-            cache_hints={"tools/list": LISTING_CACHE_HINT},
+            cache_hints=CACHE_HINTS,
             on_list_tools=self._list_tools,
             on_subscriptions_listen=self._listen,
+            on_list_prompts=components.list_prompts,
+            on_get_prompt=components.get_prompt,
+            on_list_resources=components.list_resources,
+            on_list_resource_templates=components.list_resource_templates,
+            on_read_resource=components.read_resource,
+            on_completion=components.complete,
+            on_subscribe_resource=self._resource_subscriptions.subscribe,
+            on_unsubscribe_resource=self._resource_subscriptions.unsubscribe,
         )
         # Registered as a plain request handler: it returns the result's wire form (a dict), which the
         # SDK validates against the protocol version's result schema before sending, as it does a model.
@@ -225,7 +267,6 @@ class MCPToolServer:
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
         )
-        self._log_levels = LogLevels()
         self._server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_log_level)
         self._server.middleware.append(
             RequestStateBoundary(_request_state_security(request_state_keys), default_audience=name)
@@ -486,6 +527,7 @@ class MCPToolServer:
 
         pump = asyncio.create_task(self._pump(receive), name="tool-loader-mcp-announcer")
         checker = asyncio.create_task(self._legacy_sessions.keep_checking(), name="tool-loader-mcp-sessions")
+        unfollow = self._registry.subscribe(self._pending.add)  # before the generations it describes
         unsubscribe = self._served.subscribe(listener)
         self._running += 1
         try:
@@ -493,6 +535,7 @@ class MCPToolServer:
         finally:
             self._running -= 1
             unsubscribe()
+            unfollow()
             send.close()
             pump.cancel()
             checker.cancel()
@@ -525,18 +568,33 @@ class MCPToolServer:
             logger.exception("generation=<%s> | announcing tools/list_changed failed", generation)
 
     async def announce(self, generation: int | None = None) -> None:
-        """Tell every connected client the tool list changed.
+        """Tell every connected client what changed: the tools', prompts' or resources' lists, a resource.
 
         Called for each registry change set; ``generation`` makes repeated
         calls for one change set (one per running lifespan) announce once.
-        Handshake-era sessions are told concurrently, so a stalled one delays
-        no other; one that fails or stalls past ``NOTIFY_TIMEOUT`` is forgotten.
+        What changed comes from the change sets committed up to ``generation``
+        (the tools' list when none was heard). Handshake-era sessions are told
+        concurrently, so a stalled one delays no other; one that fails or
+        stalls past ``NOTIFY_TIMEOUT`` is forgotten.
         """
         if generation is not None:
             with self._announce_lock:
                 if generation <= self._announced_generation:
                     return
                 self._announced_generation = generation
-        await self._bus.publish(ToolsListChanged())
-        told = await self._legacy_sessions.announce()
-        logger.debug("generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, told)
+        what = self._pending.take(generation)
+        for changed, event in (
+            (what.tools, ToolsListChanged()),
+            (what.prompts, PromptsListChanged()),
+            (what.resources, ResourcesListChanged()),
+        ):
+            if changed:
+                await self._bus.publish(event)
+        for uri in sorted(what.updated):
+            await self._bus.publish(ResourceUpdated(uri=uri))
+        told = await self._legacy_sessions.announce(
+            tools=what.tools, prompts=what.prompts, resources=what.resources
+        )
+        if what.updated:
+            await self._resource_subscriptions.notify(what.updated, NOTIFY_TIMEOUT)
+        logger.debug("generation=<%s>, legacy_sessions=<%d>, what=<%s> | announced", generation, told, what)

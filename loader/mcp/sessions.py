@@ -14,6 +14,7 @@ not have opened its standalone stream yet).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import anyio
 from mcp.server.session import ServerSession
@@ -43,15 +44,23 @@ class HandshakeSessions:
         self._sessions[id(session)] = session
         logger.debug("sessions=<%d> | handshake-era client initialized", len(self._sessions))
 
-    async def announce(self) -> int:
+    async def announce(self, *, tools: bool = True, prompts: bool = False, resources: bool = False) -> int:
         """Notify every session concurrently (a stalled one delays no other); returns how many were told.
 
+        ``tools``, ``prompts``, ``resources``: which ``notifications/*/list_changed`` to send.
         One that fails or stalls past ``NOTIFY_TIMEOUT`` is forgotten.
         """
+        sends: list[Callable[[ServerSession], Awaitable[None]]] = []
+        if tools:
+            sends.append(ServerSession.send_tool_list_changed)
+        if prompts:
+            sends.append(ServerSession.send_prompt_list_changed)
+        if resources:
+            sends.append(ServerSession.send_resource_list_changed)
         sessions = list(self._sessions.items())
         async with anyio.create_task_group() as group:
             for key, session in sessions:
-                group.start_soon(self._notify, key, session)
+                group.start_soon(self._notify, key, session, sends)
         return len(sessions)
 
     async def check(self) -> None:
@@ -67,12 +76,15 @@ class HandshakeSessions:
             await anyio.sleep(self.check_interval)
             await self.check()
 
-    async def _notify(self, key: int, session: ServerSession) -> None:
+    async def _notify(
+        self, key: int, session: ServerSession, sends: list[Callable[[ServerSession], Awaitable[None]]]
+    ) -> None:
         """Notify one session, then ping it: a closed connection drops notifications silently."""
         alive = False
         with anyio.move_on_after(NOTIFY_TIMEOUT):
             try:
-                await session.send_tool_list_changed()
+                for send in sends:
+                    await send(session)
                 await session.send_ping()
                 alive = True
             except Exception:  # a closed session: forget it, never starve the others

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..types import AgentTool
+from ..types import AgentTool, Component
 
-__all__ = ["ChangeKind", "RegistryChange", "RegistryChangeSet"]
+__all__ = ["ChangeKind", "ComponentChange", "RegistryChange", "RegistryChangeSet"]
 
 
 class ChangeKind(StrEnum):
@@ -36,8 +36,26 @@ class RegistryChange:
 
 
 @dataclass(frozen=True, slots=True)
+class ComponentChange:
+    """One prompt's, resource's or resource template's change in a commit."""
+
+    kind: ChangeKind
+    component: Component | None
+    previous: Component | None
+    source: str | None
+
+    @property
+    def current(self) -> Component:
+        """The new component, else the old one (what the change is about)."""
+        found = self.component or self.previous
+        assert found is not None
+        return found
+
+
+@dataclass(frozen=True, slots=True)
 class RegistryChangeSet:
     """Everything one commit changed, tagged with the generation it produced."""
 
     generation: int
     changes: tuple[RegistryChange, ...]
+    components: tuple[ComponentChange, ...] = ()

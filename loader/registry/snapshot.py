@@ -22,6 +22,8 @@ from ..names import check_tool_name, normalise_tool_name
 from ..results import error_result
 from ..types import (
     AgentTool,
+    Component,
+    ComponentKind,
     ToolChoice,
     ToolChoiceAuto,
     ToolConfig,
@@ -30,11 +32,19 @@ from ..types import (
     as_agent_tool,
     new_tool_use_id,
 )
-from .changes import ChangeKind, RegistryChange, RegistryChangeSet
+from .changes import ChangeKind, ComponentChange, RegistryChange, RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, astream_counted, run_counted
 from .name_listing import NameListing
 
-__all__ = ["BATCH_OVER", "RegistryBatch", "RegistryEntry", "RegistrySnapshot", "ToolLike", "unknown_tool"]
+__all__ = [
+    "BATCH_OVER",
+    "ComponentEntry",
+    "RegistryBatch",
+    "RegistryEntry",
+    "RegistrySnapshot",
+    "ToolLike",
+    "unknown_tool",
+]
 
 BATCH_OVER = "this registry batch is closed; open a new one with registry.batch()"
 """Why a batch refuses changes once its ``with`` block has ended."""
@@ -46,6 +56,14 @@ class RegistryEntry:
 
     name: str
     tool: AgentTool
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentEntry:
+    """One registered prompt, resource or resource template, and where it came from."""
+
+    component: Component
     source: str | None
 
 
@@ -69,7 +87,16 @@ class RegistrySnapshot:
     (``names``, ``tools``) are worked out on first read and cached.
     """
 
-    __slots__ = ("_aliases", "_entries", "_generation", "_holders", "_lifecycle", "_listing", "_tools")
+    __slots__ = (
+        "_aliases",
+        "_components",
+        "_entries",
+        "_generation",
+        "_holders",
+        "_lifecycle",
+        "_listing",
+        "_tools",
+    )
 
     def __init__(
         self,
@@ -89,6 +116,7 @@ class RegistrySnapshot:
         self._listing = NameListing()
         self._tools: tuple[AgentTool, ...] | None = None
         self._lifecycle = lifecycle
+        self._components: Map[str, ComponentEntry] = Map()
 
     @property
     def _names(self) -> tuple[str, ...]:
@@ -136,6 +164,17 @@ class RegistrySnapshot:
         """The named tool's digest (``loader.fingerprint.tool_digest``), or None."""
         entry = self._entry(name)
         return None if entry is None else tool_digest(entry.tool)
+
+    def components(self, kind: ComponentKind | None = None) -> tuple[Component, ...]:
+        """The prompts, resources and resource templates (only ``kind`` if given), by kind, then key."""
+        found = (entry.component for entry in self._components.values())
+        chosen = [c for c in found if kind is None or c.kind is kind]
+        return tuple(sorted(chosen, key=lambda c: (c.kind.value, c.key)))
+
+    def component(self, kind: ComponentKind, key: str) -> Component | None:
+        """The prompt named ``key``, or the resource (template) of URI ``key``, or None."""
+        entry = self._components.get(f"{kind.value}:{key}")
+        return None if entry is None else entry.component
 
     def tool_config(self, tool_choice: ToolChoice | None = None) -> ToolConfig:
         """The tools section of a model request; the model picks (``{"auto": {}}``) by default."""
@@ -251,7 +290,10 @@ class RegistrySnapshot:
         return iter(self.tools())
 
     def __repr__(self) -> str:
-        return f"<RegistrySnapshot generation={self._generation} tools={list(self._names)}>"
+        return (
+            f"<RegistrySnapshot generation={self._generation} tools={list(self._names)}"
+            f" components={sorted(self._components.keys())}>"
+        )
 
 
 ToolLike = AgentTool | object
@@ -302,6 +344,8 @@ class RegistryBatch:
         self._aliases = base._aliases
         self._holders = base._holders
         self._touched: dict[str, None] = {}
+        self._components = base._components
+        self._touched_components: dict[str, None] = {}
         self._refusal: str | None = None
         self._committed: RegistryChangeSet | None = None
 
@@ -397,6 +441,45 @@ class RegistryBatch:
         self._drop(existing)
         return existing.tool
 
+    def put_component(self, component: Component, *, source: str | None = None) -> Component | None:
+        """Stage adding or swapping a prompt, resource or resource template; returns the one it displaces."""
+        self._check_open()
+        key = component.component_id
+        existing = self._components.get(key)
+        self._components = self._components.set(key, ComponentEntry(component, source))
+        self._touched_components[key] = None
+        return None if existing is None else existing.component
+
+    def drop_component(self, kind: ComponentKind, key: str) -> Component | None:
+        """Stage removing a prompt (by name) or a resource (template) (by URI); returns it, or None."""
+        self._check_open()
+        staged_key = f"{kind.value}:{key}"
+        existing = self._components.get(staged_key)
+        if existing is None:
+            return None
+        self._components = self._components.delete(staged_key)
+        self._touched_components[staged_key] = None
+        return existing.component
+
+    def get_component(self, kind: ComponentKind, key: str) -> Component | None:
+        """The staged prompt, resource or resource template of that kind and key."""
+        entry = self._components.get(f"{kind.value}:{key}")
+        return None if entry is None else entry.component
+
+    def component_changes(self) -> tuple[ComponentChange, ...]:
+        """The net effect on each touched component, in the order they were first touched."""
+        base = self._base._components
+        changes: list[ComponentChange] = []
+        for key in self._touched_components:
+            old, new = base.get(key), self._components.get(key)
+            if old is None and new is not None:
+                changes.append(ComponentChange(ChangeKind.ADDED, new.component, None, new.source))
+            elif old is not None and new is None:
+                changes.append(ComponentChange(ChangeKind.REMOVED, None, old.component, old.source))
+            elif old is not None and new is not None and old != new:
+                changes.append(ComponentChange(ChangeKind.REPLACED, new.component, old.component, new.source))
+        return tuple(changes)
+
     def get(self, name: str) -> AgentTool | None:
         """The staged tool of that name (exact, then '-'/'_' normalised)."""
         entry = self._find(name)
@@ -454,5 +537,6 @@ class RegistryBatch:
         )
         snapshot._tools = None
         snapshot._lifecycle = lifecycle
-        self._committed = RegistryChangeSet(generation, changes)
+        snapshot._components = self._components
+        self._committed = RegistryChangeSet(generation, changes, self.component_changes())
         return snapshot

@@ -243,6 +243,8 @@ class ToolRegistry:
         with self._transaction(closing=True) as staged:
             for name in staged.names():
                 staged.unregister(name)
+            for component in staged.base.components():
+                staged.drop_component(component.kind, component.key)
         logger.debug("registry closed")
 
     @contextmanager
@@ -274,7 +276,7 @@ class ToolRegistry:
     def _commit(self, staged: RegistryBatch) -> builtins.list[AgentTool]:
         """Swap in the staged state (write lock held); returns the tools to clean up now."""
         changes = staged.changes()
-        if not changes:
+        if not changes and not staged.component_changes():
             return []
         snapshot = staged.successor(changes, self._lifecycle)
         change_set = staged.committed

@@ -133,6 +133,7 @@ def file_status(
 ) -> FileStatus:
     """The public status of one file: its phase, with CONFLICT where another file owns its names."""
     owned: list[str] = []
+    components: list[str] = []
     conflicts: list[tuple[str, Path]] = []
     for name in record.discovered:
         owner = owner_of(normalise_tool_name(name))
@@ -140,6 +141,12 @@ def file_status(
             owned.append(name)
         elif owner is not None:
             conflicts.append((name, owner))
+    for key in record.components:
+        owner = owner_of(key)
+        if owner == record.path:
+            components.append(key)
+        elif owner is not None:
+            conflicts.append((key, owner))
     state = _STATE_OF_PHASE[record.phase]
     if state is FileState.LOADED and conflicts:
         state = FileState.CONFLICT
@@ -156,6 +163,7 @@ def file_status(
         spec_changes=record.spec_changes,
         failing_dependencies=failing_dependencies,
         notes=(FileNote.REWRITES_ITSELF,) if record.rewrites_itself else (),
+        components=tuple(sorted(components)),
     )
 
 

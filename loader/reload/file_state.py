@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..spec_diff.kinds import SpecChange
 from ..status import LoadErrorInfo, LoadErrorKind
-from ..types import AgentTool
+from ..types import AgentTool, Component
 
 __all__ = [
     "EmptyGrace",
@@ -72,6 +72,8 @@ class EmptyGrace:
 
     since: float
     content_hash: str
+    signature: Signature | None = None
+    """The empty file's stat when the grace began: another stat means it was written again since."""
 
 
 class Step(Enum):
@@ -141,6 +143,8 @@ class FileRecord:
     attempted_hash: str | None = None
     signature: Signature | None = None
     discovered: dict[str, AgentTool] = field(default_factory=dict)
+    components: dict[str, Component] = field(default_factory=dict)
+    """The prompts, resources and templates of the last good version, by ``component_id``."""
     loaded_at: float | None = None
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
@@ -159,6 +163,11 @@ class FileRecord:
     def is_removed(self) -> bool:
         """Whether the file is gone from disk (its record stays for its status)."""
         return self.phase is Phase.REMOVED
+
+    @property
+    def serves_anything(self) -> bool:
+        """Whether its last good version defines tools, prompts or resources."""
+        return bool(self.discovered or self.components)
 
     @property
     def rewrites_itself(self) -> bool:
@@ -233,9 +242,16 @@ class FileRecord:
         self.attempted_hash = content_hash
         self.load_seconds = seconds
 
-    def accept(self, tools: dict[str, AgentTool], content_hash: str, wall_time: float) -> None:
-        """The content loaded: ``tools`` become the file's tools (LOADED)."""
+    def accept(
+        self,
+        tools: dict[str, AgentTool],
+        content_hash: str,
+        wall_time: float,
+        components: dict[str, Component] | None = None,
+    ) -> None:
+        """The content loaded: ``tools`` (and ``components``) become the file's own (LOADED)."""
         self.discovered = tools
+        self.components = components or {}
         self.content_hash = content_hash
         self.loaded_at = wall_time
         self.error = None
@@ -265,12 +281,25 @@ class FileRecord:
         self.phase = Phase.FAILED
         self.error = error
         self.discovered = {}
+        self.components = {}
         self.grace = None
 
     def start_grace(self, content_hash: str, now: float) -> None:
         """The content defines no tools while the serving version had some: keep serving a while."""
         if self.grace is None or self.grace.content_hash != content_hash:
-            self.grace = EmptyGrace(now, content_hash)
+            self.grace = EmptyGrace(now, content_hash, self.signature)
+
+    def saw_write(self, content_hash: str, signature: Signature | None, now: float) -> None:
+        """A batch read ``content_hash`` with stat ``signature``: the same empty content written anew restarts
+        the grace.
+
+        A file rewritten without pause (truncated, then written, many times) can be caught
+        empty by the batch that ends its grace although it held content in between, which
+        no batch saw (a burst of events keeps postponing its batches): its stat tells.
+        """
+        grace = self.grace
+        if grace is not None and grace.content_hash == content_hash and grace.signature != signature:
+            self.grace = EmptyGrace(now, content_hash, signature)
 
     def saw_content(self, content_hash: str) -> None:
         """The file holds ``content_hash`` now: a grace begun for other (empty) content is over.
@@ -290,6 +319,7 @@ class FileRecord:
         """The file is gone: REMOVED, no tools, no error."""
         self.phase = Phase.REMOVED
         self.discovered = {}
+        self.components = {}
         self.error = None
         self.grace = None
         self.gone_since = None

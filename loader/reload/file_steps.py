@@ -16,11 +16,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from ..components.files import FileComponentError, file_component
 from ..importing.backend import LoadBackend
-from ..status import FileStatus
-from ..types import AgentTool
+from ..status import FileStatus, LoadErrorInfo
+from ..types import AgentTool, Component
 from .batch import BatchPlan
 from .config import LoaderConfig
 from .events import FileOutcome
@@ -28,6 +29,7 @@ from .file_state import FileRecord, SourceRead, Step, stat_signature
 from .gate import gate_error
 from .imports import ImportOutcome, ImportRunner
 from .ownership import NameOwnership
+from .sources import data_file_path
 
 __all__ = ["LOAD_FAILED", "FileSteps"]
 
@@ -108,7 +110,7 @@ class FileSteps:
         self, order: list[Path], plan: BatchPlan, outcomes: dict[Path, FileOutcome]
     ) -> None:
         """A one-off scan: start every import the batch will need now, as one chain on one import thread."""
-        wanted = [p for p in order if self._will_import(p, plan)]
+        wanted = [p for p in order if self._will_import(p, plan) and not self._is_data_file(p)]
         self._imports.start_ahead([(self.begin(p, outcomes), plan.present[p]) for p in wanted])
 
     def _will_import(self, path: Path, plan: BatchPlan) -> bool:
@@ -128,11 +130,16 @@ class FileSteps:
     ) -> None:
         """Run one file's content through its state machine, importing it when the plan says so."""
         record = self.begin(path, outcomes)
+        relative = data_file_path(path, record.root)
+        if relative is not None:
+            self._load_data(record, relative, read, forced, outcomes[path])
+            return
         overtaken = self._imports.supersede(path, read.digest)
         if overtaken is not None:
             # Older bytes finished importing before this batch found newer ones: they go live
             # first (their module is the current one), and the bytes on disk are planned after.
             self._settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
+        record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
@@ -143,6 +150,40 @@ class FileSteps:
         if result is None:
             return  # still importing: the file is looked at again when it ends or its deadline passes
         self._settle(record, read.digest, result, outcomes[path])
+
+    def _is_data_file(self, path: Path) -> bool:
+        root = self._backend.root_of(path)
+        return root is not None and data_file_path(path, root) is not None
+
+    def _load_data(
+        self,
+        record: FileRecord,
+        relative: PurePosixPath,
+        read: SourceRead,
+        forced: bool,
+        outcome: FileOutcome,
+    ) -> None:
+        """A prompt or resource file: read by the loader itself (no import, no code), in the same commit."""
+        record.saw_write(read.digest, read.signature, time.monotonic())
+        record.signature = read.signature
+        if self._settled_without_import(record, read, forced, outcome):
+            return
+        record.saw_content(read.digest)
+        limit = self._config.max_result_bytes
+        try:
+            if limit and len(read.data) > limit:  # what a read would answer: refused now, named
+                raise FileComponentError(
+                    f"{len(read.data):,} bytes, over the {limit:,} bytes a result may be (max_result_bytes)"
+                )
+            component = file_component(relative, read.data, str(record.path))
+        except FileComponentError as exc:
+            record.attempted(read.digest, 0.0)
+            record.fail(LoadErrorInfo(type(exc).__name__, str(exc), str(record.path), exc.line))
+            logger.warning(
+                "path=<%s> | load failed: %s", record.path, record.error.one_line() if record.error else exc
+            )
+            return
+        self._loaded(record, read.digest, {}, 0.0, outcome, {component.component_id: component})
 
     def _settle(self, record: FileRecord, digest: str, result: ImportOutcome, outcome: FileOutcome) -> None:
         """Take a finished import of ``digest`` into the record: its tools, or why there are none."""
@@ -164,7 +205,7 @@ class FileSteps:
                 "path=<%s> | load failed: %s", record.path, result.error.one_line(), extra={LOAD_FAILED: True}
             )
             return
-        self._loaded(record, digest, result.tools, result.seconds, outcome)
+        self._loaded(record, digest, result.tools, result.seconds, outcome, result.components)
 
     def _settled_without_import(
         self, record: FileRecord, read: SourceRead, forced: bool, outcome: FileOutcome
@@ -182,10 +223,10 @@ class FileSteps:
             self._look_again(record.path, plan.wait)
             return True
         if plan.step is Step.DROP_TOOLS:
-            self._accept(record, {}, read.digest)
+            self._accept(record, {}, read.digest, {})
             return True
         if not read.data.strip():
-            self._loaded(record, read.digest, {}, 0.0, outcome)
+            self._loaded(record, read.digest, {}, 0.0, outcome, {})
             return True
         return False
 
@@ -196,8 +237,9 @@ class FileSteps:
         tools: dict[str, AgentTool],
         seconds: float,
         outcome: FileOutcome,
+        components: dict[str, Component],
     ) -> None:
-        if not tools and record.discovered:
+        if not tools and not components and record.serves_anything:
             # Editors truncate before they write: keep the last tools for a grace period, and the
             # status that describes them (an empty moment is no update anyone should hear of).
             record.attempted(digest, record.load_seconds)
@@ -206,8 +248,14 @@ class FileSteps:
         else:
             record.attempted(digest, seconds)
             outcome.duration = seconds
-            self._accept(record, tools, digest)
+            self._accept(record, tools, digest, components)
 
-    def _accept(self, record: FileRecord, tools: dict[str, AgentTool], content_hash: str) -> None:
-        record.accept(tools, content_hash, time.time())
-        self._ownership.claim(record.path, tools)
+    def _accept(
+        self,
+        record: FileRecord,
+        tools: dict[str, AgentTool],
+        content_hash: str,
+        components: dict[str, Component],
+    ) -> None:
+        record.accept(tools, content_hash, time.time(), components)
+        self._ownership.claim(record.path, [*tools, *components])

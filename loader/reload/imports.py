@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..importing.backend import Discover, LoadBackend
+from ..importing.backend import Discover, Found, LoadBackend
 from ..importing.threads import ImportJob, ImportTimeout
 from ..status import ImportInProgress, LoadErrorInfo, LoadErrorKind, error_info_from_exception
-from ..types import AgentTool
+from ..types import AgentTool, Component
 from .config import LoaderConfig
 from .disk import read_file
 from .file_state import FileRecord, SourceRead, stat_signature
@@ -39,6 +39,8 @@ class ImportOutcome:
     tools: dict[str, AgentTool]
     error: LoadErrorInfo | None
     seconds: float
+    components: dict[str, Component] = field(default_factory=dict)
+    """The prompts, resources and resource templates, by ``component_id``."""
     rewrote_itself: bool = False
     """The file was written while its import ran (most likely by its own code)."""
 
@@ -53,7 +55,7 @@ class Overtaken:
 
 @dataclass(frozen=True, slots=True)
 class _Flight:
-    job: ImportJob[list[AgentTool]]
+    job: ImportJob[Found]
     read: SourceRead
     since: float
 
@@ -90,7 +92,7 @@ class ImportRunner:
         self._look_again = look_again
         self._flights: dict[Path, _Flight] = {}
         self._view: tuple[ImportInProgress, ...] = ()
-        self._started: dict[Path, tuple[str, ImportJob[list[AgentTool]]]] = {}
+        self._started: dict[Path, tuple[str, ImportJob[Found]]] = {}
 
     def in_progress(self) -> tuple[ImportInProgress, ...]:
         """Imports still running past the patience window (safe to read from any thread)."""
@@ -170,7 +172,7 @@ class ImportRunner:
         self._look_again(path, self._timeout if remaining is None else remaining)
         return None
 
-    def _start(self, record: FileRecord, read: SourceRead) -> ImportJob[list[AgentTool]]:
+    def _start(self, record: FileRecord, read: SourceRead) -> ImportJob[Found]:
         """The job importing ``read``: one started ahead for these bytes, else a new one."""
         ahead = self._started.pop(record.path, None)
         if ahead is not None and ahead[0] == read.digest:
@@ -181,13 +183,13 @@ class ImportRunner:
             record.path, record.module_name, read.data, read.digest, self._discover
         )
 
-    def _remaining(self, job: ImportJob[list[AgentTool]]) -> float | None:
+    def _remaining(self, job: ImportJob[Found]) -> float | None:
         """Seconds left before ``job`` overruns its deadline; None while it waits to start."""
         if job.started is None:
             return None
         return job.started + self._timeout + self._slack - time.monotonic()
 
-    def _wait_out(self, job: ImportJob[list[AgentTool]], path: Path, since: float) -> bool:
+    def _wait_out(self, job: ImportJob[Found], path: Path, since: float) -> bool:
         """A one-off scan: wait for ``job`` until it ends or overruns its deadline; True if it ended.
 
         A scan's imports run one after another, so each starts at once; one that does not
@@ -201,7 +203,7 @@ class ImportRunner:
         finally:
             self._refresh_view()
 
-    def _wait_for_deadline(self, job: ImportJob[list[AgentTool]]) -> bool:
+    def _wait_for_deadline(self, job: ImportJob[Found]) -> bool:
         start_by = time.monotonic() + self._timeout + self._slack
         while True:
             remaining = self._remaining(job)
@@ -225,9 +227,7 @@ class ImportRunner:
             ImportInProgress(path, flight.since) for path, flight in sorted(self._flights.items())
         )
 
-    def _finished(
-        self, path: Path, job: ImportJob[list[AgentTool]], read: SourceRead | None
-    ) -> ImportOutcome:
+    def _finished(self, path: Path, job: ImportJob[Found], read: SourceRead | None) -> ImportOutcome:
         """The outcome of a finished ``job``; with the ``read`` it imported, whether it rewrote its file
         (a one-off scan does not ask: it reloads nothing)."""
         outcome = self._outcome(path, job)
@@ -235,7 +235,7 @@ class ImportRunner:
             return replace(outcome, rewrote_itself=True)
         return outcome
 
-    def _outcome(self, path: Path, job: ImportJob[list[AgentTool]]) -> ImportOutcome:
+    def _outcome(self, path: Path, job: ImportJob[Found]) -> ImportOutcome:
         seconds = time.monotonic() - (job.started or job.submitted)
         try:
             found = job.outcome()
@@ -245,16 +245,18 @@ class ImportRunner:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and not _raised_in(exc, path):
                 raise
             return ImportOutcome({}, error_info_from_exception(exc, path, self._roots), seconds)
-        for tool in found:
+        tools = {item.tool_name: item for item in found if isinstance(item, AgentTool)}
+        for tool in tools.values():
             tool.mark_dynamic()
-        return ImportOutcome({tool.tool_name: tool for tool in found}, None, seconds)
+        components = {item.component_id: item for item in found if isinstance(item, Component)}
+        return ImportOutcome(tools, None, seconds, components=components)
 
 
 _CLOCK_SLACK_NS = 20_000_000
 """File times come from a coarser clock than ``time.time()``: how far apart the two may read."""
 
 
-def _written_during(path: Path, job: ImportJob[list[AgentTool]], read: SourceRead) -> bool:
+def _written_during(path: Path, job: ImportJob[Found], read: SourceRead) -> bool:
     """Whether ``path`` was written after ``read`` was taken, by the time its import ``job`` ended.
 
     Its stat tells, but for a write at the same size within the same clock tick as the
@@ -275,7 +277,7 @@ def _written_during(path: Path, job: ImportJob[list[AgentTool]], read: SourceRea
     return isinstance(data, bytes) and hashlib.sha256(data).hexdigest() != read.digest
 
 
-def _failed(job: ImportJob[list[AgentTool]]) -> bool:
+def _failed(job: ImportJob[Found]) -> bool:
     """Whether a finished job raised (its module did not become the current one)."""
     try:
         job.outcome()

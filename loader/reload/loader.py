@@ -31,7 +31,7 @@ from ..importing.bytecode_cache import BytecodeCache
 from ..importing.discovery import (
     class_tool_args,
     configure_plugins,
-    discover_tools,
+    discover,
     has_implementations,
     make_plugin_manager,
     notify_hook,
@@ -47,7 +47,7 @@ from ..status import (
     ScanReport,
     UnreadableFolder,
 )
-from ..types import AgentTool
+from ..types import AgentTool, Component
 from .batch import load_order, plan_batch
 from .commit import commit_owners
 from .config import LoaderConfig
@@ -107,6 +107,7 @@ class ToolLoader:
         self._ownership = NameOwnership()
         self._registered: dict[str, AgentTool] = {}
         self._quarantined: frozenset[str] = frozenset()
+        self._components: dict[str, Component] = {}
         self._statuses: Map[Path, FileStatus] = Map()  # persistent: a batch costs what it changed
         self._fingerprints = FingerprintCache()
         self._published = Published(self.registry.snapshot(), Map(), self._fingerprints)
@@ -140,7 +141,7 @@ class ToolLoader:
         )
         self._imports = ImportRunner(
             self._backend,
-            functools.partial(discover_tools, self.plugin_manager, loader=self),
+            functools.partial(discover, self.plugin_manager, loader=self),
             self.paths,
             config=config,
             look_again=self._scheduler.look_again,
@@ -257,7 +258,11 @@ class ToolLoader:
             for tool in self._registered.values():
                 if self.registry.get(tool.tool_name) is tool:
                     batch.unregister(tool.tool_name)
+            for component in self._components.values():
+                if batch.get_component(component.kind, component.key) is component:
+                    batch.drop_component(component.kind, component.key)
             self._registered.clear()
+            self._components.clear()
         self._imports.abandon_all()
         self._backend.close()
         self._unfollow_registry()
@@ -443,7 +448,12 @@ class ToolLoader:
         self._in_commit = True
         try:
             decided, committed = commit_owners(
-                self.registry, self._ownership, self._records, self._registered, self._quarantined
+                self.registry,
+                self._ownership,
+                self._records,
+                self._registered,
+                self._components,
+                self._quarantined,
             )
         finally:
             self._in_commit = False

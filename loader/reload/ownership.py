@@ -7,6 +7,9 @@ claimant with the lowest order. A moved file carries its orders with it, so
 ``mv greet.py hello.py`` keeps ``greet`` with the file that had it.
 
 Names are compared normalised (``-`` and ``_`` are the same), as the registry does.
+Prompts, resources and resource templates are claimed here too, by their
+``component_id`` (``prompt:review``): a ``:`` never appears in a tool name, so
+the two never meet, and a component id is compared as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ from pathlib import Path
 
 from ..names import normalise_tool_name
 
-__all__ = ["NameOwnership", "OwnershipChange", "choose_owner"]
+__all__ = ["NameOwnership", "OwnershipChange", "choose_owner", "is_component_key", "ownership_key"]
+
+
+def is_component_key(key: str) -> bool:
+    """Whether an ownership key is a component id (``prompt:review``) rather than a tool name."""
+    return ":" in key
+
+
+def ownership_key(name: str) -> str:
+    """The key ``name`` is claimed under: a tool name normalised, a component id as it is."""
+    return name if is_component_key(name) else normalise_tool_name(name)
 
 
 def choose_owner(current: Path | None, claimants: Iterable[tuple[int, Path]]) -> Path | None:
@@ -49,22 +62,22 @@ class NameOwnership:
 
     def owner(self, name: str) -> Path | None:
         """The file that owns ``name`` (normalised) as of the last settle."""
-        return self._owners.get(normalise_tool_name(name))
+        return self._owners.get(ownership_key(name))
 
     def claimants(self, name: str) -> tuple[Path, ...]:
         """Every file claiming ``name``, earliest claim first."""
-        waiting = self._claimants.get(normalise_tool_name(name), {})
+        waiting = self._claimants.get(ownership_key(name), {})
         return tuple(path for _, path in sorted((order, path) for path, order in waiting.items()))
 
     def claiming(self, name: str) -> Iterable[Path]:
         """Every file claiming ``name``, in no particular order (``claimants`` sorts them)."""
-        return self._claimants.get(normalise_tool_name(name), {}).keys()
+        return self._claimants.get(ownership_key(name), {}).keys()
 
     def claim(self, path: Path, names: Iterable[str]) -> None:
         """``path`` now defines exactly ``names``; names it already claimed keep their order."""
         old = self._claims.get(path, {})
         new = {}
-        for key in (normalise_tool_name(n) for n in names):
+        for key in (ownership_key(n) for n in names):
             new[key] = old[key] if key in old else next(self._counter)
         self._set(path, new)
 

@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pluggy
 
+from ..components.files import PROMPTS_FOLDER, RESOURCES_FOLDER, file_component_kind
 from .walk import MAX_FOLDER_DEPTH, folder_depth, walk_folders
 
-__all__ = ["SourceFinder", "is_default_source_name", "is_default_tool_source", "is_ignored_dir"]
+__all__ = [
+    "SourceFinder",
+    "data_file_path",
+    "is_default_source_name",
+    "is_default_tool_source",
+    "is_ignored_dir",
+]
+
+_DATA_FOLDERS = (PROMPTS_FOLDER, RESOURCES_FOLDER)
 
 _VERDICT_CACHE_LIMIT = 200_000
 _BUILTIN_SOURCE_RULE = "loader.plugins.sources"
@@ -37,7 +46,7 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
     package but not scanned for tools.
     """
     if not is_default_source_name(path.name):
-        return False
+        return data_file_path(path, root) is not None
     # ``path.relative_to(root)``, as strings: this runs for every file of every scan.
     text, base = str(path), str(root)
     if os.path.normcase(text) == os.path.normcase(base):
@@ -47,6 +56,23 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
         return False
     folders = text[len(prefix) :].split(os.sep)[:-1]
     return not folders or not any(is_ignored_dir(part) for part in folders)
+
+
+def data_file_path(path: Path, root: Path) -> PurePosixPath | None:
+    """``path`` relative to ``root`` when a prompt or resource file (``prompts/**/*.md``, ``resources/**``).
+
+    Editor temporaries and hidden files are not; the loader reads these files itself, no code runs.
+    """
+    name = path.name
+    if name.startswith((".", "#", "~")) or _has_editor_marker(name):
+        return None
+    try:
+        relative = PurePosixPath(*path.relative_to(root).parts)
+    except ValueError:
+        return None
+    if any(is_ignored_dir(part) for part in relative.parts[:-1]):
+        return None
+    return relative if file_component_kind(relative) is not None else None
 
 
 def is_default_source_name(name: str) -> bool:
@@ -61,6 +87,15 @@ def _has_editor_marker(name: str) -> bool:
         if marker in name:
             return True
     return False
+
+
+def _in_data_folder(folder: Path, root: Path) -> bool:
+    """Whether ``folder`` is ``prompts/`` or ``resources/`` of ``root``, or below one."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and parts[0] in _DATA_FOLDERS
 
 
 def _too_deep(path: Path, root: Path) -> bool:
@@ -141,17 +176,28 @@ class SourceFinder:
             if not self._recursive:
                 dirnames[:] = []
             here = Path(directory)
-            for name in filenames:
-                if name.endswith(".py"):
-                    path = here / name
-                    if name == "__init__.py":
-                        found.append(path)
-                    elif by_name:
-                        verdict = self._verdicts.get(path)
-                        if verdict is None:
-                            verdict = self._remember(path, is_default_source_name(name))
-                        if verdict:
-                            found.append(path)
-                    elif self.is_source(path, root):
-                        found.append(path)
+            if _in_data_folder(here, root):  # prompts/ and resources/: every file is asked about
+                found.extend(
+                    here / n for n in filenames if not n.endswith(".py") and self.is_source(here / n, root)
+                )
+            self._python_sources(here, filenames, root, by_name, found)
         return found
+
+    def _python_sources(
+        self, here: Path, filenames: list[str], root: Path, by_name: bool, found: list[Path]
+    ) -> None:
+        """Add the ``.py`` sources and package markers among ``filenames`` (in ``here``) to ``found``."""
+        for name in filenames:
+            if not name.endswith(".py"):
+                continue
+            path = here / name
+            if name == "__init__.py":
+                found.append(path)
+            elif by_name:
+                verdict = self._verdicts.get(path)
+                if verdict is None:
+                    verdict = self._remember(path, is_default_source_name(name))
+                if verdict:
+                    found.append(path)
+            elif self.is_source(path, root):
+                found.append(path)

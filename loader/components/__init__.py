@@ -1,0 +1,1 @@
+"""Prompts, resources and resource templates: what an MCP server serves beside tools."""
