@@ -33,8 +33,17 @@ from ..types import (
 from .changes import ChangeKind, RegistryChange, RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, astream_counted, run_counted
 from .name_listing import NameListing
+from .search_index import SearchIndex
 
-__all__ = ["BATCH_OVER", "RegistryBatch", "RegistryEntry", "RegistrySnapshot", "ToolLike", "unknown_tool"]
+__all__ = [
+    "BATCH_OVER",
+    "RegistryBatch",
+    "RegistryEntry",
+    "RegistrySnapshot",
+    "SearchHit",
+    "ToolLike",
+    "unknown_tool",
+]
 
 BATCH_OVER = "this registry batch is closed; open a new one with registry.batch()"
 """Why a batch refuses changes once its ``with`` block has ended."""
@@ -47,6 +56,17 @@ class RegistryEntry:
     name: str
     tool: AgentTool
     source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result of ``search_tools``: what a model needs to call the tool, and its score."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    digest: str
+    score: float
 
 
 def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
@@ -69,7 +89,16 @@ class RegistrySnapshot:
     (``names``, ``tools``) are worked out on first read and cached.
     """
 
-    __slots__ = ("_aliases", "_entries", "_generation", "_holders", "_lifecycle", "_listing", "_tools")
+    __slots__ = (
+        "_aliases",
+        "_entries",
+        "_generation",
+        "_holders",
+        "_lifecycle",
+        "_listing",
+        "_search",
+        "_tools",
+    )
 
     def __init__(
         self,
@@ -87,6 +116,7 @@ class RegistrySnapshot:
         self._aliases: Map[str, str] = Map({normalise_tool_name(name): name for name in by_name})
         self._holders: Map[int, int] = Map(holders)
         self._listing = NameListing()
+        self._search = SearchIndex().with_changes((), ((e.name, e.tool) for e in by_name.values()))
         self._tools: tuple[AgentTool, ...] | None = None
         self._lifecycle = lifecycle
 
@@ -136,6 +166,19 @@ class RegistrySnapshot:
         """The named tool's digest (``loader.fingerprint.tool_digest``), or None."""
         entry = self._entry(name)
         return None if entry is None else tool_digest(entry.tool)
+
+    def search_tools(self, query: str, limit: int = 5) -> list[SearchHit]:
+        """The ``limit`` tools that best match ``query`` (BM25 over their text), best first.
+
+        A hit is always callable through this snapshot: the index is part of it.
+        """
+        hits: list[SearchHit] = []
+        for name, score in self._search.search(query, limit):
+            tool = self._entries[name].tool
+            spec = tool.tool_spec
+            schema = spec.get("inputSchema", {}).get("json", {})
+            hits.append(SearchHit(name, spec.get("description", ""), schema, tool_digest(tool), score))
+        return hits
 
     def tool_config(self, tool_choice: ToolChoice | None = None) -> ToolConfig:
         """The tools section of a model request; the model picks (``{"auto": {}}``) by default."""
@@ -451,6 +494,10 @@ class RegistryBatch:
         snapshot._listing = self._base._listing.successor(
             (c.name for c in changes if c.kind is ChangeKind.ADDED),
             (c.name for c in changes if c.kind is ChangeKind.REMOVED),
+        )
+        snapshot._search = self._base._search.with_changes(
+            (c.name for c in changes if c.previous is not None),
+            ((c.name, c.tool) for c in changes if c.tool is not None),
         )
         snapshot._tools = None
         snapshot._lifecycle = lifecycle
