@@ -79,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--path", default="/mcp", help="endpoint path for --transport http (default: /mcp)")
     parser.add_argument("--name", default="tool-loader", help="the server name clients see")
+    parser.add_argument(
+        "--discovery",
+        choices=("all", "search", "hybrid"),
+        default="all",
+        help="all lists every tool (default); search lists search_tools and call_tool; "
+        "hybrid also the @tool(always_load=True) tools",
+    )
     add_history_arguments(parser, recording=True)
     add_gate_arguments(parser)
     http = parser.add_argument_group("HTTP transport (fleet)")
@@ -330,6 +337,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import anyio
 
+        from ..mcp.discovery import Discovery
         from ..mcp.server import MCPToolServer
         from ..mcp.transports import serve_stdio
     except ImportError as exc:
@@ -357,6 +365,7 @@ def run(args: argparse.Namespace) -> int:
                 loader=loader,
                 name=args.name,
                 instructions="These tools come from a live folder and change as files are saved.",
+                discovery=Discovery(args.discovery),
             )
             try:
                 with reporting(loader.registry, loader, functools.partial(_show, console)):

@@ -56,6 +56,7 @@ from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
 from ..types import AgentTool, ToolResult, new_tool_use_id
 from .context import LogLevels, McpContextHandlers, call_context
+from .discovery import Discovery, DiscoveryFront, hint_meta
 from .drain import CallsInFlight, DrainReport, ExchangesInFlight, stopped_by_shutdown
 from .identity import RecentVersions, is_digest, malformed_expectation_result, stale_call_result
 from .listing import ListingCache
@@ -170,6 +171,7 @@ class MCPToolServer:
         instructions: str | None = None,
         subscriptions: SubscriptionBus | None = None,
         request_state_keys: Sequence[bytes | str] | None = None,
+        discovery: Discovery = Discovery.ALL,
     ) -> None:
         """Build the server; nothing runs until a transport drives ``server``.
 
@@ -183,6 +185,8 @@ class MCPToolServer:
                 ``requestState`` of 2026-07-28 rounds of a tool's questions. Replicas behind one
                 address need the same keys; by default ``TOOL_LOADER_REQUEST_STATE_KEY``, else a key
                 made at start (a round then only continues on the process that began it).
+            discovery: ``search`` or ``hybrid`` list ``search_tools`` and ``call_tool`` instead of
+                every tool (``loader.mcp.discovery``).
         """
         self._registry = registry
         self._loader = loader
@@ -196,6 +200,7 @@ class MCPToolServer:
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
+        self._discovery = DiscoveryFront(discovery)
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
@@ -298,6 +303,8 @@ class MCPToolServer:
     ) -> types.ListToolsResult:
         served = self._listing.pinned()
         snapshot = served.snapshot
+        if self._discovery.active:  # no fingerprint: the listing stays byte-identical across reloads
+            return types.ListToolsResult(tools=list(self._discovery.listing(snapshot, ctx.protocol_version)))
         key = (snapshot.generation, ctx.protocol_version)
         tools = self._listing_cache.get(key)
         if tools is None:
@@ -331,7 +338,7 @@ class MCPToolServer:
                 digest = tool_digest(tool)
                 self._versions.remember(name, digest, spec)
                 converted = to_mcp_tool(
-                    spec, protocol_version=protocol_version, meta={DIGEST_META_KEY: digest}
+                    spec, protocol_version=protocol_version, meta={DIGEST_META_KEY: digest, **hint_meta(tool)}
                 )
                 try:
                     now[name] = (weakref.ref(tool), converted)
@@ -347,13 +354,18 @@ class MCPToolServer:
         started = time.perf_counter()
         served = self._served.current()
         snapshot = served.snapshot
-        tool = snapshot.get(params.name)
+        routed = self._discovery.route(snapshot, params)
+        params = routed.params
+        tool = None if routed.answer is not None else snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
         meta: dict[str, Any] = {}
         outcome = CallOutcome.UNKNOWN_TOOL
         handlers = call_context(ctx, params, self._log_levels)
         try:
-            if tool is None:
+            if routed.answer is not None:
+                result = routed.answer
+                outcome = CallOutcome.ERROR if routed.answer["status"] == "error" else CallOutcome.SUCCESS
+            elif tool is None:
                 result = await self._invoke(snapshot, params, handlers)
             else:
                 digest = meta[DIGEST_META_KEY] = tool_digest(tool)
@@ -380,20 +392,29 @@ class MCPToolServer:
         )
         answer["_meta"] = {**(answer.get("_meta") or {}), **meta}
         if self._call_listeners:
-            if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
-                outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
-            record = CallRecord(
-                tool.tool_name if tool is not None else params.name,
-                outcome,
-                time.perf_counter() - started,
-                fingerprint,
-            )
-            for listener in self._call_listeners:
-                try:
-                    listener(record)
-                except Exception:
-                    logger.exception("listener=<%r> | call listener raised", listener)
+            self._record_call(tool, params.name, outcome, answer, started, fingerprint)
         return answer
+
+    def _record_call(
+        self,
+        tool: AgentTool | None,
+        name: str,
+        outcome: CallOutcome,
+        answer: dict[str, Any],
+        started: float,
+        fingerprint: str,
+    ) -> None:
+        """Tell the call listeners how one ``tools/call`` ended."""
+        if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
+            outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
+        record = CallRecord(
+            tool.tool_name if tool is not None else name, outcome, time.perf_counter() - started, fingerprint
+        )
+        for listener in self._call_listeners:
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("listener=<%r> | call listener raised", listener)
 
     def _stale(self, tool: AgentTool, digest: str, expected: str) -> ToolResult:
         """The refusal of a call shaped by another version of ``tool`` than the live one."""

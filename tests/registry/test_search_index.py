@@ -6,9 +6,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from support import write
+
 from loader import FunctionTool, ToolLoader, ToolRegistry, tool
 from loader.fingerprint import tool_digest
-from tests.support import write
 
 
 @tool
