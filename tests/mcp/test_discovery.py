@@ -30,6 +30,11 @@ def _json(result: Any) -> Any:
     return json.loads(text_of(result))
 
 
+def _served(loader: ToolLoader, name: str) -> None:
+    """Wait until the record the server answers from holds ``name``."""
+    eventually(lambda: name in loader.published.snapshot, message=f"{name} published")
+
+
 def test_search_mode_finds_and_calls_a_tool_saved_after_the_client_listed(
     tools_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
@@ -42,9 +47,7 @@ def test_search_mode_finds_and_calls_a_tool_saved_after_the_client_listed(
             first = (await client.list_tools()).model_dump(mode="json", by_alias=True, exclude_none=True)
             assert [t["name"] for t in first["tools"]] == ["search_tools", "call_tool"]
             write(tools_dir / "trains.py", tool_source("train_times", "Departures from a railway station."))
-            await anyio.to_thread.run_sync(
-                lambda: eventually(lambda: "train_times" in loader.registry, message="train_times loaded")
-            )
+            await anyio.to_thread.run_sync(_served, loader, "train_times")
             found = _json(await client.call_tool("search_tools", {"query": "when does the next train leave"}))
             hit = found["tools"][0]
             assert hit["name"] == "train_times"
@@ -90,3 +93,25 @@ def test_hybrid_lists_always_load_tools_and_the_full_listing_carries_hints(
     assert full["pinned"]["_meta"][ALWAYS_LOAD_META_KEY] is True
     assert full["pinned"]["_meta"][SEARCH_HINT_META_KEY] == "pin"
     assert ALWAYS_LOAD_META_KEY not in full["other"]["_meta"]
+
+
+def test_a_client_that_never_relists_calls_every_tool_created_after_it_connected(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    loader = make_loader(tools_dir)
+    server = MCPToolServer(loader.registry, loader=loader, discovery=Discovery.SEARCH)
+    rounds = 100
+
+    async def scenario() -> list[str]:
+        answers = []
+        async with Client(server.server) as client:
+            await client.list_tools()
+            for n in range(rounds):
+                name = f"fresh_tool_{n}"
+                write(tools_dir / f"{name}.py", tool_source(name, f"Fresh tool number {n}."))
+                await anyio.to_thread.run_sync(_served, loader, name)
+                called = await client.call_tool("call_tool", {"name": name, "arguments": {"city": "x"}})
+                answers.append(text_of(called))
+        return answers
+
+    assert anyio.run(scenario) == [f"fresh_tool_{n} x" for n in range(rounds)]
