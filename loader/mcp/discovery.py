@@ -131,15 +131,32 @@ class DiscoveryFront:
     def __init__(self, mode: Discovery) -> None:
         self.mode = mode
         self._listing: tuple[tuple[int, ...], str, list[types.Tool]] | None = None
+        self._announced: tuple[int, ...] | None = None
 
     @property
     def active(self) -> bool:
         """Whether the listing is the search front rather than every tool."""
         return self.mode is not Discovery.ALL
 
+    def _chosen(self, snapshot: RegistrySnapshot) -> tuple[AgentTool, ...]:
+        """The registry tools this listing holds: the always-load ones in ``hybrid``, else none."""
+        return tuple(t for t in snapshot.tools() if t.always_load) if self.mode is Discovery.HYBRID else ()
+
+    def listing_changed(self, snapshot: RegistrySnapshot) -> bool:
+        """Whether ``snapshot`` changes the listing since the last time this was asked (always in ``all``).
+
+        A search-mode listing changes only with the always-load tools, so a
+        reload of any other tool sends clients no ``tools/list_changed``.
+        """
+        if not self.active:
+            return True
+        key = tuple(id(t) for t in self._chosen(snapshot))
+        changed, self._announced = key != self._announced, key
+        return changed
+
     def listing(self, snapshot: RegistrySnapshot, protocol_version: str) -> list[types.Tool]:
         """The two tools (and in ``hybrid`` the always-load ones); the same objects while those stay."""
-        chosen = tuple(t for t in snapshot.tools() if t.always_load) if self.mode is Discovery.HYBRID else ()
+        chosen = self._chosen(snapshot)
         key = tuple(id(t) for t in chosen)
         kept = self._listing
         if kept is not None and kept[0] == key and kept[1] == protocol_version:

@@ -201,6 +201,7 @@ class MCPToolServer:
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
         self._discovery = DiscoveryFront(discovery)
+        self._discovery.listing_changed(self._served.current().snapshot)  # what clients list first
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
@@ -545,6 +546,8 @@ class MCPToolServer:
                 if generation <= self._announced_generation:
                     return
                 self._announced_generation = generation
+                if not self._discovery.listing_changed(self._served.current().snapshot):
+                    return
         await self._bus.publish(ToolsListChanged())
         told = await self._legacy_sessions.announce()
         logger.debug("generation=<%s>, legacy_sessions=<%d> | announced tools/list_changed", generation, told)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import Client
 from support import eventually, text_of, write
 
@@ -115,3 +116,31 @@ def test_a_client_that_never_relists_calls_every_tool_created_after_it_connected
         return answers
 
     assert anyio.run(scenario) == [f"fresh_tool_{n} x" for n in range(rounds)]
+
+
+def test_search_mode_announces_list_changed_only_when_its_listing_changes(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    loader = make_loader(tools_dir)
+    server = MCPToolServer(loader.registry, loader=loader, discovery=Discovery.HYBRID)
+    notes: list[Any] = []
+
+    async def note(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            notes.append(message)
+
+    async def scenario() -> None:
+        async with Client(server.server, mode="legacy", message_handler=note) as client:
+            await client.list_tools()
+            write(tools_dir / "plain.py", tool_source("plain", "Found by search."))
+            await anyio.to_thread.run_sync(_served, loader, "plain")
+            write(tools_dir / "pinned.py", tool_source("pinned", "Listed.", "(always_load=True)"))
+            await anyio.to_thread.run_sync(_served, loader, "pinned")
+            with anyio.fail_after(10):
+                while not notes:
+                    await anyio.sleep(0.01)
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert names == ["search_tools", "call_tool", "pinned"]
+
+    anyio.run(scenario)
+    assert len(notes) == 1  # for pinned.py; plain.py's reload left the listing as it was
