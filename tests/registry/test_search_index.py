@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from support import write
 
 from loader import FunctionTool, ToolLoader, ToolRegistry, tool
@@ -125,3 +126,21 @@ def test_save_storm_never_finds_a_tool_it_cannot_call(
     assert {hit.name for hit in loader.search_tools("storm tool", limit=20)} == {
         name for name in loader.registry.names() if name.startswith("storm_tool_")
     }
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_search_hint_and_always_load_reach_the_index_in_every_isolation_mode(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(
+        tools_dir / "hinted.py",
+        "from loader import tool\n\n"
+        "@tool(search_hint='umbrella drizzle', always_load=True)\n"
+        "def conditions(place: str) -> str:\n"
+        '    """What it is like at a place."""\n'
+        "    return place\n",
+    )
+    loader = make_loader(tools_dir, watch=False)
+    assert [hit.name for hit in loader.search_tools("drizzle")] == ["conditions"]
+    found = loader.registry.get("conditions")
+    assert found is not None and found.always_load and found.search_hint == "umbrella drizzle"
