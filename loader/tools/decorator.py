@@ -124,8 +124,8 @@ def tool(
         rate_limit: Class tools only.
         examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
             with the loader's gate on, a reload whose examples fail is rejected.
-        search_hint: Function tools only: extra words ``search_tools`` finds the tool by.
-        always_load: Function tools only: a ``hybrid`` search-mode listing still lists the tool.
+        search_hint: Extra words ``search_tools`` finds the tool by.
+        always_load: A ``hybrid`` search-mode listing still lists the tool.
 
     Returns:
         A ``FunctionTool`` for a function, the decorated class for a class, or a decorator.

@@ -17,7 +17,7 @@ from ..types import JSONSchema
 
 __all__ = ["CLASS_ONLY", "FUNCTION_ONLY", "ToolOptions"]
 
-FUNCTION_ONLY = ("context", "raise_errors", "search_hint", "always_load")
+FUNCTION_ONLY = ("context", "raise_errors")
 """Options that only mean something for function tools."""
 
 CLASS_ONLY = ("parameters", "version", "requires_auth", "rate_limit")
@@ -44,8 +44,8 @@ class ToolOptions:
         rate_limit: Classes only.
         examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
             with the loader's gate on, a reload whose examples fail is rejected.
-        search_hint: Functions only: extra words ``search_tools`` finds the tool by.
-        always_load: Functions only: list the tool itself in a search-mode listing (``hybrid``).
+        search_hint: Extra words ``search_tools`` finds the tool by.
+        always_load: List the tool itself in a search-mode listing (``hybrid``).
     """
 
     name: str | None = None

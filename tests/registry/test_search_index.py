@@ -144,3 +144,18 @@ def test_search_hint_and_always_load_reach_the_index_in_every_isolation_mode(
     assert [hit.name for hit in loader.search_tools("drizzle")] == ["conditions"]
     found = loader.registry.get("conditions")
     assert found is not None and found.always_load and found.search_hint == "umbrella drizzle"
+
+
+def test_a_class_tool_takes_search_hint_and_always_load() -> None:
+    @tool(search_hint="parcel courier", always_load=True)
+    class ShipIt:
+        """Send a package."""
+
+        def execute(self, params: dict[str, str]) -> str:
+            return "sent"
+
+    registry = ToolRegistry()
+    registry.register(ShipIt())
+    (hit,) = registry.search_tools("courier", limit=1)
+    found = registry.get(hit.name)
+    assert hit.name == "ship_it" and found is not None and found.always_load
