@@ -21,6 +21,7 @@ BENCHMARKS = (
     "sessions",
     "drain",
     "hanging_import",
+    "search_quality",
 )
 """Benchmark module names, in the order ``python -m bench`` runs them."""
 

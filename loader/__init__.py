@@ -60,7 +60,7 @@ from .history.recorder import HistoryRecorder
 from .history.store import HistoryStore, ToolVersion
 from .hookspecs import hookimpl, hookspec
 from .registry.changes import ChangeKind, ComponentChange, RegistryChange, RegistryChangeSet
-from .registry.snapshot import RegistrySnapshot
+from .registry.snapshot import RegistrySnapshot, SearchHit
 from .registry.tool_registry import ToolRegistry
 from .reload.loader import LoaderConfig, ToolLoader
 from .reload.watcher import WatchTimings
@@ -151,6 +151,7 @@ __all__ = [
     "RootsAnswer",
     "RootsQuestion",
     "ScanReport",
+    "SearchHit",
     "SpecChange",
     "SpecChangeKind",
     "SymlinkRefusedError",

@@ -405,6 +405,16 @@ class AgentTool(ABC):
         return ()
 
     @property
+    def search_hint(self) -> str | None:
+        """Extra words ``search_tools`` finds the tool by (``@tool(search_hint=...)``)."""
+        return None
+
+    @property
+    def always_load(self) -> bool:
+        """Whether a search-mode listing still lists the tool itself (``@tool(always_load=True)``)."""
+        return False
+
+    @property
     def examples(self) -> tuple[ToolExample, ...]:
         """Worked calls of the tool; with the loader's gate on, a reload whose examples fail is rejected."""
         return ()

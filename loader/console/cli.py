@@ -67,6 +67,7 @@ COMMANDS: dict[str, str] = {
     "check": "loader.console.check",
     "new": "loader.console.new",
     "serve": "loader.console.serve",
+    "search": "loader.console.search_cmd",
     "mcp-config": "loader.console.mcp_config",
     "config": "loader.console.config_cmd",
     "completion": "loader.console.completion",

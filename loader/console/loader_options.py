@@ -37,9 +37,9 @@ __all__ = [
     "sandbox_layers",
 ]
 
-ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check")
+ISOLATION_COMMANDS: Final = ("list", "watch", "call", "serve", "check", "search")
 """The commands that run tool code, and so can run it in worker processes."""
-IMPORT_TIMEOUT_COMMANDS: Final = ("list", "watch", "call", "serve", "check", "inspect")
+IMPORT_TIMEOUT_COMMANDS: Final = ("list", "watch", "call", "serve", "check", "inspect", "search")
 """The commands that import the tool files."""
 _WORKER_MODES: Final = ("process", "sandbox")
 _DEFAULT_CPU_SECONDS: Final = SandboxOptions().max_cpu_seconds

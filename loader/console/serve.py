@@ -92,6 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --agent-authoring: 'propose' (default) leaves promotion to a person; "
         "'auto' also serves promote_proposal(proposal_id)",
     )
+    parser.add_argument(
+        "--discovery",
+        choices=("all", "search", "hybrid"),
+        default="all",
+        help="all lists every tool (default); search lists search_tools and call_tool; "
+        "hybrid also the @tool(always_load=True) tools",
+    )
     add_history_arguments(parser, recording=True)
     add_gate_arguments(parser)
     http = parser.add_argument_group("HTTP transport (fleet)")
@@ -358,6 +365,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import anyio
 
+        from ..mcp.discovery import Discovery
         from ..mcp.server import MCPToolServer
         from ..mcp.transports import serve_stdio
     except ImportError as exc:
@@ -386,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
                 loader=loader,
                 name=args.name,
                 instructions="These tools come from a live folder and change as files are saved.",
+                discovery=Discovery(args.discovery),
             )
             try:
                 with reporting(loader.registry, loader, functools.partial(_show, console)):

@@ -52,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, ToolResult
+from .discovery import DiscoveryMode, search_view
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
 
 __all__ = ["LiveTool", "LiveToolsMiddleware"]
@@ -163,12 +164,16 @@ class LiveToolsMiddleware(AgentMiddleware):
         >>> agent = create_agent(model, tools=[], middleware=[LiveToolsMiddleware(loader)])
     """
 
-    def __init__(self, source: ToolSource, *, max_pins: int = DEFAULT_MAX_PINS) -> None:
+    def __init__(
+        self, source: ToolSource, *, max_pins: int = DEFAULT_MAX_PINS, discovery: DiscoveryMode = "all"
+    ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         Args:
             source: Where the tools come from; it keeps loading and reloading on its own.
             max_pins: How many recent tool calls remember the snapshot they were offered from.
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
         """
         super().__init__()
         self.tools: list[BaseTool] = []
@@ -177,15 +182,20 @@ class LiveToolsMiddleware(AgentMiddleware):
         self._cache_lock = threading.Lock()
         self._cached: tuple[int, list[LiveTool]] = (-1, [])
         self._own: set[str] = set()
+        self._view = search_view(self._registry) if discovery == "search" else None
 
     @property
     def registry(self) -> ToolRegistry:
         """The registry the tools come from."""
         return self._registry
 
+    def _current(self) -> RegistrySnapshot:
+        """The registry's current snapshot, or in search mode the two-tool view of it."""
+        return self._view if self._view is not None else self._registry.snapshot()
+
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
-        """The tools of ``snapshot`` (default: the registry's current one) as pinned ``BaseTool`` s."""
-        snapshot = snapshot or self._registry.snapshot()
+        """The tools of ``snapshot`` (default: the current one) as pinned ``BaseTool`` s."""
+        snapshot = snapshot or self._current()
         with self._cache_lock:
             generation, tools = self._cached
             if generation != snapshot.generation:
@@ -196,7 +206,7 @@ class LiveToolsMiddleware(AgentMiddleware):
     # -- model calls ------------------------------------------------------------------
 
     def _offer(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], RegistrySnapshot, set[str]]:
-        snapshot = self._registry.snapshot()
+        snapshot = self._current()
         own = _own_names(request.tools)
         self._own = own
         live = [tool for tool in self.live_tools(snapshot) if tool.name not in own]
@@ -250,7 +260,7 @@ class LiveToolsMiddleware(AgentMiddleware):
             logger.debug(
                 "tool_name=<%s>, call_id=<%s> | no pinned snapshot, using the current one", *call_key
             )
-            snapshot = self._registry.snapshot()
+            snapshot = self._current()
         tool = snapshot.get(call["name"])
         if tool is None:
             return self._unknown(call["name"], call_id)

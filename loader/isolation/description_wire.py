@@ -36,6 +36,8 @@ def description_to_wire(description: ToolDescription) -> ToolMessage:
         "hot_reload": description.hot_reload,
         "metadata": None if metadata is None else metadata.model_dump(mode="json", by_alias=True),
         "examples": [_example_to_wire(example) for example in description.examples],
+        "search_hint": description.search_hint,
+        "always_load": description.always_load,
     }
 
 
@@ -57,6 +59,8 @@ def description_from_wire(data: ToolMessage) -> ToolDescription:
         hot_reload=bool(data.get("hot_reload")),
         metadata=None if raw_metadata is None else ToolMetadata.model_validate(raw_metadata),
         examples=tuple(_example_from_wire(e) for e in data.get("examples") or () if isinstance(e, dict)),
+        search_hint=data.get("search_hint"),
+        always_load=bool(data.get("always_load")),
     )
 
 

@@ -196,6 +196,8 @@ class ToolMessage(TypedDict):
     hot_reload: bool
     metadata: dict[str, Any] | None
     examples: list[dict[str, Any]]
+    search_hint: str | None
+    always_load: bool
 
 
 class ComponentMessage(TypedDict):

@@ -39,7 +39,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import metadata
 from pathlib import Path
@@ -74,6 +74,7 @@ from ..types import AgentTool, ToolResult, new_tool_use_id
 from .announcements import PendingAnnouncements
 from .components import ResourceSubscriptions, ServedComponents
 from .context import LogLevels, McpContextHandlers, call_context
+from .discovery import Discovery, DiscoveryFront, hint_meta
 from .drain import CallsInFlight, DrainReport, ExchangesInFlight, stopped_by_shutdown
 from .identity import RecentVersions, is_digest, malformed_expectation_result, stale_call_result
 from .listing import ListingCache
@@ -203,6 +204,7 @@ class MCPToolServer:
         instructions: str | None = None,
         subscriptions: SubscriptionBus | None = None,
         request_state_keys: Sequence[bytes | str] | None = None,
+        discovery: Discovery = Discovery.ALL,
     ) -> None:
         """Build the server; nothing runs until a transport drives ``server``.
 
@@ -216,6 +218,8 @@ class MCPToolServer:
                 ``requestState`` of 2026-07-28 rounds of a tool's questions. Replicas behind one
                 address need the same keys; by default ``TOOL_LOADER_REQUEST_STATE_KEY``, else a key
                 made at start (a round then only continues on the process that began it).
+            discovery: ``search`` or ``hybrid`` list ``search_tools`` and ``call_tool`` instead of
+                every tool (``loader.mcp.discovery``).
         """
         self._registry = registry
         self._loader = loader
@@ -233,6 +237,8 @@ class MCPToolServer:
         self._log_levels = LogLevels()
         components = ServedComponents(lambda: self._served.current().snapshot, self._log_levels)
         self._resource_subscriptions = ResourceSubscriptions()
+        self._discovery = DiscoveryFront(discovery)
+        self._discovery.listing_changed(self._served.current().snapshot)  # what clients list first
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
         self._announce_lock = threading.Lock()
@@ -342,6 +348,8 @@ class MCPToolServer:
     ) -> types.ListToolsResult:
         served = self._listing.pinned()
         snapshot = served.snapshot
+        if self._discovery.active:  # no fingerprint: the listing stays byte-identical across reloads
+            return types.ListToolsResult(tools=list(self._discovery.listing(snapshot, ctx.protocol_version)))
         key = (snapshot.generation, ctx.protocol_version)
         tools = self._listing_cache.get(key)
         if tools is None:
@@ -375,7 +383,9 @@ class MCPToolServer:
                 digest = tool_digest(tool)
                 self._versions.remember(name, digest, spec)
                 converted = to_mcp_tool(
-                    spec, protocol_version=protocol_version, meta=self._entry_meta(snapshot, name, digest)
+                    spec,
+                    protocol_version=protocol_version,
+                    meta=self._entry_meta(snapshot, name, tool, digest),
                 )
                 try:
                     now[name] = (weakref.ref(tool), converted)
@@ -385,9 +395,11 @@ class MCPToolServer:
         self._converted_tools = {**self._converted_tools, protocol_version: now}
         return listing
 
-    def _entry_meta(self, snapshot: RegistrySnapshot, name: str, digest: str) -> dict[str, Any]:
-        """A listing entry's ``_meta``: its digest, and its provenance when a proposal was promoted."""
-        meta: dict[str, Any] = {DIGEST_META_KEY: digest}
+    def _entry_meta(
+        self, snapshot: RegistrySnapshot, name: str, tool: AgentTool, digest: str
+    ) -> dict[str, Any]:
+        """A listing entry's ``_meta``: its digest, its search hints, its provenance when it was promoted."""
+        meta: dict[str, Any] = {DIGEST_META_KEY: digest, **hint_meta(tool)}
         source = snapshot.source_of(name)
         if source is not None and self._loader is not None:
             provenance = provenance_of(Path(source), self._loader.paths)
@@ -401,13 +413,18 @@ class MCPToolServer:
         started = time.perf_counter()
         served = self._served.current()
         snapshot = served.snapshot
-        tool = snapshot.get(params.name)
+        routed = self._discovery.route(snapshot, params)
+        params = routed.params
+        tool = None if routed.answer is not None else snapshot.get(params.name)
         logger.debug("tool_name=<%s>, generation=<%s> | mcp tools/call", params.name, snapshot.generation)
         meta: dict[str, Any] = {}
         outcome = CallOutcome.UNKNOWN_TOOL
         handlers = call_context(ctx, params, self._log_levels)
         try:
-            if tool is None:
+            if routed.answer is not None:
+                result = routed.answer
+                outcome = CallOutcome.ERROR if routed.answer["status"] == "error" else CallOutcome.SUCCESS
+            elif tool is None:
                 result = await self._invoke(snapshot, params, handlers)
             else:
                 digest = meta[DIGEST_META_KEY] = tool_digest(tool)
@@ -434,20 +451,29 @@ class MCPToolServer:
         )
         answer["_meta"] = {**(answer.get("_meta") or {}), **meta}
         if self._call_listeners:
-            if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
-                outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
-            record = CallRecord(
-                tool.tool_name if tool is not None else params.name,
-                outcome,
-                time.perf_counter() - started,
-                fingerprint,
-            )
-            for listener in self._call_listeners:
-                try:
-                    listener(record)
-                except Exception:
-                    logger.exception("listener=<%r> | call listener raised", listener)
+            self._record_call(tool, params.name, outcome, answer, started, fingerprint)
         return answer
+
+    def _record_call(
+        self,
+        tool: AgentTool | None,
+        name: str,
+        outcome: CallOutcome,
+        answer: dict[str, Any],
+        started: float,
+        fingerprint: str,
+    ) -> None:
+        """Tell the call listeners how one ``tools/call`` ended."""
+        if tool is not None and outcome is CallOutcome.UNKNOWN_TOOL:
+            outcome = CallOutcome.ERROR if answer.get("isError") else CallOutcome.SUCCESS
+        record = CallRecord(
+            tool.tool_name if tool is not None else name, outcome, time.perf_counter() - started, fingerprint
+        )
+        for listener in self._call_listeners:
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("listener=<%r> | call listener raised", listener)
 
     def _stale(self, tool: AgentTool, digest: str, expected: str) -> ToolResult:
         """The refusal of a call shaped by another version of ``tool`` than the live one."""
@@ -577,12 +603,16 @@ class MCPToolServer:
         concurrently, so a stalled one delays no other; one that fails or
         stalls past ``NOTIFY_TIMEOUT`` is forgotten.
         """
+        listing_changed = True
         if generation is not None:
             with self._announce_lock:
                 if generation <= self._announced_generation:
                     return
                 self._announced_generation = generation
+                listing_changed = self._discovery.listing_changed(self._served.current().snapshot)
         what = self._pending.take(generation)
+        if not listing_changed:  # a search-mode listing: only its always-load tools' changes show in it
+            what = replace(what, tools=False)
         for changed, event in (
             (what.tools, ToolsListChanged()),
             (what.prompts, PromptsListChanged()),

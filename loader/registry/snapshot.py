@@ -35,6 +35,7 @@ from ..types import (
 from .changes import ChangeKind, ComponentChange, RegistryChange, RegistryChangeSet
 from .lifecycle import Lifecycle, arun_counted, astream_counted, run_counted
 from .name_listing import NameListing
+from .search_index import SearchIndex
 
 __all__ = [
     "BATCH_OVER",
@@ -42,6 +43,7 @@ __all__ = [
     "RegistryBatch",
     "RegistryEntry",
     "RegistrySnapshot",
+    "SearchHit",
     "ToolLike",
     "unknown_tool",
 ]
@@ -65,6 +67,17 @@ class ComponentEntry:
 
     component: Component
     source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result of ``search_tools``: what a model needs to call the tool, and its score."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    digest: str
+    score: float
 
 
 def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
@@ -95,6 +108,7 @@ class RegistrySnapshot:
         "_holders",
         "_lifecycle",
         "_listing",
+        "_search",
         "_tools",
     )
 
@@ -114,6 +128,7 @@ class RegistrySnapshot:
         self._aliases: Map[str, str] = Map({normalise_tool_name(name): name for name in by_name})
         self._holders: Map[int, int] = Map(holders)
         self._listing = NameListing()
+        self._search = SearchIndex().with_changes((), ((e.name, e.tool) for e in by_name.values()))
         self._tools: tuple[AgentTool, ...] | None = None
         self._lifecycle = lifecycle
         self._components: Map[str, ComponentEntry] = Map()
@@ -175,6 +190,19 @@ class RegistrySnapshot:
         """The prompt named ``key``, or the resource (template) of URI ``key``, or None."""
         entry = self._components.get(f"{kind.value}:{key}")
         return None if entry is None else entry.component
+
+    def search_tools(self, query: str, limit: int = 5) -> list[SearchHit]:
+        """The ``limit`` tools that best match ``query`` (BM25 over their text), best first.
+
+        A hit is always callable through this snapshot: the index is part of it.
+        """
+        hits: list[SearchHit] = []
+        for name, score in self._search.search(query, limit):
+            tool = self._entries[name].tool
+            spec = tool.tool_spec
+            schema = spec.get("inputSchema", {}).get("json", {})
+            hits.append(SearchHit(name, spec.get("description", ""), schema, tool_digest(tool), score))
+        return hits
 
     def tool_config(self, tool_choice: ToolChoice | None = None) -> ToolConfig:
         """The tools section of a model request; the model picks (``{"auto": {}}``) by default."""
@@ -534,6 +562,10 @@ class RegistryBatch:
         snapshot._listing = self._base._listing.successor(
             (c.name for c in changes if c.kind is ChangeKind.ADDED),
             (c.name for c in changes if c.kind is ChangeKind.REMOVED),
+        )
+        snapshot._search = self._base._search.with_changes(
+            (c.name for c in changes if c.previous is not None),
+            ((c.name, c.tool) for c in changes if c.tool is not None),
         )
         snapshot._tools = None
         snapshot._lifecycle = lifecycle

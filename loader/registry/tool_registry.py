@@ -26,7 +26,7 @@ from ..context.handlers import ContextHandlers
 from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, cleanup, safe_name
-from .snapshot import RegistryBatch, RegistrySnapshot, ToolLike
+from .snapshot import RegistryBatch, RegistrySnapshot, SearchHit, ToolLike
 
 __all__ = ["ToolRegistry"]
 
@@ -138,6 +138,10 @@ class ToolRegistry:
                 continue
             found.append(tool)
         return found
+
+    def search_tools(self, query: str, limit: int = 5) -> builtins.list[SearchHit]:
+        """The ``limit`` tools best matching ``query``, best first; each is callable in the same snapshot."""
+        return self._lifecycle.current.search_tools(query, limit)
 
     # -- calling ----------------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from ..importing.discovery import (
 )
 from ..names import normalise_tool_name
 from ..registry.changes import RegistryChangeSet
+from ..registry.snapshot import SearchHit
 from ..registry.tool_registry import ToolRegistry
 from ..status import (
     FileState,
@@ -320,6 +321,10 @@ class ToolLoader:
                 self._publish_listeners = tuple(x for x in self._publish_listeners if x is not listener)
 
         return unsubscribe
+
+    def search_tools(self, query: str, limit: int = 5) -> list[SearchHit]:
+        """The ``limit`` loaded tools that best match ``query`` (see ``RegistrySnapshot.search_tools``)."""
+        return self.registry.search_tools(query, limit)
 
     def file_status(self, path: str | os.PathLike[str]) -> FileStatus | None:
         """The status record of one file."""

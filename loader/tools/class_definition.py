@@ -239,6 +239,8 @@ def decorate_class_with(
         "requires_auth": options.requires_auth,
         "rate_limit": options.rate_limit,
         "examples": options.examples,
+        "search_hint": options.search_hint,
+        "always_load": options.always_load or None,
     }
     if options.input_schema is not None or output_schema is not None:
         overrides["schema"] = {"input_json_schema": options.input_schema, "output_json_schema": output_schema}

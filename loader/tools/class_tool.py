@@ -191,6 +191,8 @@ class ClassTool(DescribedTool):
             hot_reload=True,
             metadata=meta,
             examples=runnable_examples(meta.examples),
+            search_hint=meta.search_hint,
+            always_load=meta.always_load,
         )
 
     def _source(self) -> tuple[str | None, int | None]:

@@ -63,6 +63,8 @@ def tool(
     requires_auth: bool | None = None,
     rate_limit: Any = None,
     examples: Any = None,
+    search_hint: str | None = None,
+    always_load: bool = False,
 ) -> ToolDecorator: ...
 @overload
 def tool(
@@ -96,6 +98,8 @@ def tool(
     requires_auth: bool | None = None,
     rate_limit: Any = None,
     examples: Any = None,
+    search_hint: str | None = None,
+    always_load: bool = False,
 ) -> Any:
     """Turn a function (or a class) into a tool.
 
@@ -120,6 +124,8 @@ def tool(
         rate_limit: Class tools only.
         examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
             with the loader's gate on, a reload whose examples fail is rejected.
+        search_hint: Extra words ``search_tools`` finds the tool by.
+        always_load: A ``hybrid`` search-mode listing still lists the tool.
 
     Returns:
         A ``FunctionTool`` for a function, the decorated class for a class, or a decorator.
@@ -141,6 +147,8 @@ def tool(
         requires_auth=requires_auth,
         rate_limit=rate_limit,
         examples=examples,
+        search_hint=search_hint,
+        always_load=always_load,
     )
     if obj is not None and isinstance(obj, (classmethod, staticmethod)) and not callable(obj):
         raise ToolDefinitionError("Put @tool below @classmethod/@staticmethod, directly on the function")

@@ -36,6 +36,8 @@ class ToolDescription:
     hot_reload: bool = False
     metadata: ToolMetadata | None = None
     examples: tuple[ToolExample, ...] = ()
+    search_hint: str | None = None
+    always_load: bool = False
 
 
 class DescribedTool(AgentTool):
@@ -118,6 +120,16 @@ class DescribedTool(AgentTool):
         """The tool's runnable examples."""
         return self.description.examples
 
+    @property
+    def search_hint(self) -> str | None:
+        """Extra words ``search_tools`` finds the tool by."""
+        return self.description.search_hint
+
+    @property
+    def always_load(self) -> bool:
+        """Whether a search-mode listing still lists the tool itself."""
+        return self.description.always_load
+
     def get_display_properties(self) -> dict[str, str]:
         """What a listing shows of the tool (a fresh copy)."""
         return dict(self.description.display)
@@ -146,4 +158,6 @@ def description_of(tool: AgentTool) -> ToolDescription:
         hot_reload=bool(tool.supports_hot_reload),
         metadata=metadata if isinstance(metadata, ToolMetadata) else None,
         examples=tuple(tool.examples),
+        search_hint=tool.search_hint,
+        always_load=tool.always_load,
     )

@@ -104,6 +104,8 @@ class FunctionDefinition:
     source_line: int | None
     simple: bool  # a call is just ``func(**validated.__dict__)``: the fast path
     examples: tuple[ToolExample, ...] = ()
+    search_hint: str | None = None
+    always_load: bool = False
     validate_kwargs: Callable[[Any], dict[str, Any]] | None = None
     """``SIGNATURE`` mode: the validated input as the function's keyword arguments, no model built."""
 
@@ -178,6 +180,8 @@ def define_function(
             and agent_param is None
         ),
         examples=parse_examples(options.examples, f"@tool function {function_name} (tool {tool_name!r})"),
+        search_hint=options.search_hint,
+        always_load=bool(options.always_load),
         validate_kwargs=handling.validate_kwargs,
     )
 

@@ -193,6 +193,8 @@ class FunctionTool(DescribedTool, Generic[P, R]):
             display=display,
             hot_reload=True,
             examples=d.examples,
+            search_hint=d.search_hint,
+            always_load=d.always_load,
         )
 
     # -- extras --------------------------------------------------------------------

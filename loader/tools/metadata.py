@@ -140,6 +140,8 @@ class ToolMetadata(BaseModel):
     rate_limit: RateLimit | None = None
     examples: tuple[dict[str, Any], ...] = ()
     schema_: ToolSchema | None = Field(default=None, alias="schema")
+    search_hint: str | None = None
+    always_load: bool = False
 
     @field_validator("name")
     @classmethod

@@ -44,6 +44,8 @@ class ToolOptions:
         rate_limit: Classes only.
         examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
             with the loader's gate on, a reload whose examples fail is rejected.
+        search_hint: Extra words ``search_tools`` finds the tool by.
+        always_load: List the tool itself in a search-mode listing (``hybrid``).
     """
 
     name: str | None = None
@@ -58,6 +60,8 @@ class ToolOptions:
     requires_auth: bool | None = None
     rate_limit: Any = None
     examples: Any = None
+    search_hint: str | None = None
+    always_load: bool = False
 
     def given(self, names: Iterable[str]) -> list[str]:
         """Which of ``names`` were given (differ from their defaults), sorted, for error messages."""

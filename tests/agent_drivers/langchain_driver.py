@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from live_agents import Brain, Driver, Offer, Result, own_greet
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.langchain import LiveToolsMiddleware
 from loader.reload.loader import ToolLoader
 
@@ -78,9 +79,10 @@ class LangChainDriver(Driver):
         tools: Sequence[BaseTool] = (),
         mode: str = "invoke",
         max_pins: int = 1024,
+        discovery: DiscoveryMode = "all",
     ) -> None:
         self.model = BrainChatModel()
-        self.middleware = LiveToolsMiddleware(loader, max_pins=max_pins)
+        self.middleware = LiveToolsMiddleware(loader, max_pins=max_pins, discovery=discovery)
         self.agent = create_agent(self.model, tools=list(tools), middleware=[self.middleware])
         self.mode = mode
 

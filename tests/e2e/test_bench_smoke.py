@@ -35,6 +35,7 @@ NAMES = [
     "sessions",
     "drain",
     "hanging_import",
+    "search_quality",
 ]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="the bench folder ships with the repository only")
