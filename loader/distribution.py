@@ -62,6 +62,7 @@ DISTRIBUTION: Final = "tool-loader"
 FALLBACK: Final[Mapping[str, tuple[str, ...]]] = {
     "mcp": ("mcp>=2.1,<3",),
     "metrics": ("prometheus_client>=0.20",),
+    "msgspec": ("msgspec>=0.18",),
     "otel": ("opentelemetry-api>=1.27",),
     "sandbox": ("landlockpy>=0.2", "pyseccomp>=0.1.2"),
     "strands": ("strands-agents>=1.35",),
