@@ -13,6 +13,7 @@ from .calls.runner import CallLimits
 from .components.decorators import prompt, resource
 from .components.prompts import Prompt, PromptArgument
 from .components.resources import Resource, ResourceTemplate
+from .components.skills import Skill, SkillEntry, SkillFile, skill_entries
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
     Answer,
@@ -140,6 +141,9 @@ __all__ = [
     "RootsAnswer",
     "RootsQuestion",
     "ScanReport",
+    "Skill",
+    "SkillEntry",
+    "SkillFile",
     "SpecChange",
     "SpecChangeKind",
     "SymlinkRefusedError",
@@ -184,6 +188,7 @@ __all__ = [
     "is_tool",
     "prompt",
     "resource",
+    "skill_entries",
     "spec_digest",
     "tool",
     "tool_digest",
