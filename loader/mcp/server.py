@@ -77,6 +77,7 @@ from .identity import RecentVersions, is_digest, malformed_expectation_result, s
 from .listing import ListingCache
 from .served import ServedTools
 from .sessions import NOTIFY_TIMEOUT, HandshakeSessions
+from .skills import SKILLS_EXTENSION, ServedSkills, SkillGetParams
 from .wire import (
     DIGEST_META_KEY,
     EXPECTED_DIGEST_META_KEY,
@@ -227,7 +228,8 @@ class MCPToolServer:
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
         self._pending = PendingAnnouncements()
-        components = ServedComponents(lambda: self._served.current().snapshot)
+        skills = ServedSkills(lambda: self._served.current().snapshot)
+        components = ServedComponents(lambda: self._served.current().snapshot, skills)
         self._resource_subscriptions = ResourceSubscriptions()
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
@@ -258,6 +260,9 @@ class MCPToolServer:
         # Registered as a plain request handler: it returns the result's wire form (a dict), which the
         # SDK validates against the protocol version's result schema before sending, as it does a model.
         self._server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self._server.add_request_handler("skills/list", types.PaginatedRequestParams, skills.list_skills)
+        self._server.add_request_handler("skills/get", SkillGetParams, skills.get_skill)
+        self._server.extensions[SKILLS_EXTENSION] = {}
         self._listing = ListingCache(self._served)
         self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
