@@ -39,6 +39,7 @@ __all__ = [
     "SkillFile",
     "skill_components",
     "skill_entries",
+    "skill_name_problem",
     "skill_uri",
 ]
 
@@ -175,11 +176,9 @@ def _check(meta: Mapping[str, Any], folder: str, data: bytes) -> None:
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise SkillError("front matter needs 'name' (text)", line=_line_of("name", data))
-    if len(name) > MAX_NAME_LENGTH or not _NAME.match(name):
-        raise SkillError(
-            f"name {name!r} must be at most {MAX_NAME_LENGTH} lowercase letters, digits and single hyphens",
-            line=_line_of("name", data),
-        )
+    problem = skill_name_problem(name)
+    if problem is not None:
+        raise SkillError(problem, line=_line_of("name", data))
     if name != folder:
         raise SkillError(
             f"name {name!r} must equal its folder's name {folder!r}", line=_line_of("name", data)
@@ -194,14 +193,22 @@ def _check(meta: Mapping[str, Any], folder: str, data: bytes) -> None:
         )
 
 
+def skill_name_problem(name: str) -> str | None:
+    """Why ``name`` is no skill name (the Agent Skills rule), or None."""
+    if len(name) > MAX_NAME_LENGTH or not _NAME.match(name):
+        return f"name {name!r} must be at most {MAX_NAME_LENGTH} lowercase letters, digits and single hyphens"
+    return None
+
+
 def _line_of(key: str, data: bytes) -> int:
-    """The line of ``key:`` in the front matter, else the first line."""
+    """The line of ``key:`` in the front matter (its last, whose value YAML keeps), else the first line."""
+    found = 1
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines()[1:], start=2):
         if line.strip() == "---":
             break
         if line.startswith(f"{key}:"):
-            return number
-    return 1
+            found = number
+    return found
 
 
 @dataclass(frozen=True, slots=True)
