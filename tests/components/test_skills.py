@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +15,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
 from support import MakeLoader, eventually, write
@@ -246,3 +248,32 @@ async def test_the_extension_is_declared_and_a_digest_no_generation_holds_is_a_c
             "expected": "sha256:" + "0" * 64,
             "current": current,
         }
+
+
+async def test_tool_loader_serve_over_stdio_serves_a_skill_and_its_change(
+    tools_dir: Path, tmp_path: Path
+) -> None:
+    """The real command, process isolation, the SDK's stdio client speaking the SEP-2640 methods."""
+    write(tools_dir / "skills" / "pdf" / "SKILL.md", skill_md("pdf", "Version one."))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "loader", "serve", str(tools_dir), "--isolation", "process"],
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        cwd=str(tmp_path),
+    )
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            assert client.server_capabilities.extensions == {"io.modelcontextprotocol/skills": {}}
+            (entry,) = (await skills_request(client, "skills/list", {}))["skills"]
+            assert entry["frontmatter"]["description"] == "Version one."
+            write(tools_dir / "skills" / "pdf" / "SKILL.md", skill_md("pdf", "Version two."))
+            write(tools_dir / "skills" / "pdf" / "more.md", "More.\n")
+            with anyio.fail_after(20.0):
+                while len(entry["resources"]) < 2 or entry["frontmatter"]["description"] != "Version two.":
+                    await anyio.sleep(0.05)
+                    entry = (await skills_request(client, "skills/get", {"uri": "skill://pdf/SKILL.md"}))[
+                        "skill"
+                    ]
+            for file in entry["resources"]:
+                data = await read_bytes(client, file["uri"], file["digest"])
+                assert (digest(data), len(data)) == (file["digest"], file["size"])
