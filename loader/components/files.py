@@ -29,7 +29,7 @@ from ..errors import ToolDefinitionError
 from ..types import Component, ComponentKind
 from .prompts import Prompt, PromptArgument
 from .resources import Resource
-from .skills import SKILLS_FOLDER, skill_components
+from .skills import SKILLS_FOLDER, is_skill_tool_path, skill_components
 
 __all__ = [
     "FILE_RESOURCE_SCHEME",
@@ -67,8 +67,8 @@ def file_component_kind(relative: PurePosixPath) -> ComponentKind | None:
         return ComponentKind.PROMPT
     if parts[0] == RESOURCES_FOLDER and relative.suffix != ".py":  # a .py file is a tool source elsewhere
         return ComponentKind.RESOURCE
-    if parts[0] == SKILLS_FOLDER and len(parts) > 2:  # a skill's scripts are its files, never imported
-        return ComponentKind.SKILL_FILE
+    if parts[0] == SKILLS_FOLDER and len(parts) > 2 and not is_skill_tool_path(relative):
+        return ComponentKind.SKILL_FILE  # a skill's scripts are its files, never imported
     return None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,17 +34,23 @@ __all__ = [
     "SKILLS_FOLDER",
     "SKILL_FILE_NAME",
     "SKILL_SCHEME",
+    "SKILL_TOOLS_FOLDER",
     "Skill",
     "SkillEntry",
     "SkillError",
     "SkillFile",
+    "is_skill_tool_path",
     "skill_components",
     "skill_entries",
+    "skill_folders",
     "skill_name_problem",
+    "skill_of_tool",
     "skill_uri",
 ]
 
 SKILLS_FOLDER = "skills"
+SKILL_TOOLS_FOLDER = "tools"
+"""``skills/<path>/tools/*.py`` are tool files: imported like any other, tagged with their skill."""
 SKILL_FILE_NAME = "SKILL.md"
 SKILL_SCHEME = "skill"
 MAX_NAME_LENGTH = 64
@@ -61,6 +68,36 @@ class SkillError(ToolDefinitionError):
     def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+
+
+def is_skill_tool_path(relative: PurePosixPath) -> bool:
+    """Whether ``relative`` (to its watched folder) is ``skills/<path>/tools/<name>.py``: a tool file."""
+    parts = relative.parts
+    return (
+        len(parts) > 3
+        and parts[0] == SKILLS_FOLDER
+        and parts[-2] == SKILL_TOOLS_FOLDER
+        and relative.suffix == ".py"
+    )
+
+
+def skill_folders(components: Iterable[Component]) -> dict[str, str]:
+    """Each skill's folder on disk -> its path below ``skills/`` (to tag the tools in its ``tools/``)."""
+    return {
+        os.path.dirname(c.source_file): c.key
+        for c in components
+        if isinstance(c, Skill) and c.source_file is not None
+    }
+
+
+def skill_of_tool(source_file: str | None, folders: Mapping[str, str]) -> str | None:
+    """The skill whose ``tools/`` folder holds ``source_file``, from ``skill_folders``; else None."""
+    if source_file is None:
+        return None
+    folder = os.path.dirname(source_file)
+    if os.path.basename(folder) != SKILL_TOOLS_FOLDER:
+        return None
+    return folders.get(os.path.dirname(folder))
 
 
 def skill_uri(path: PurePosixPath) -> str:

@@ -29,10 +29,19 @@ from ..components.skills import SKILL_SCHEME, SkillEntry, SkillFile, skill_entri
 from ..registry.snapshot import RegistrySnapshot
 from ..types import ComponentKind
 
-__all__ = ["SKILLS_EXTENSION", "VERSIONS_KEPT", "ServedSkills", "SkillChanged", "SkillGetParams"]
+__all__ = [
+    "SKILLS_EXTENSION",
+    "SKILL_META_KEY",
+    "VERSIONS_KEPT",
+    "ServedSkills",
+    "SkillChanged",
+    "SkillGetParams",
+]
 
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 """The extension identifier servers declare under ``capabilities.extensions``."""
+SKILL_META_KEY = "tool-loader/skill"
+"""In a tool's ``_meta``: the skill (its path below ``skills/``) whose ``tools/`` folder holds it."""
 
 VERSIONS_KEPT = 8
 """Versions of each skill file kept for clients that name the digest they expect."""

@@ -277,3 +277,45 @@ async def test_tool_loader_serve_over_stdio_serves_a_skill_and_its_change(
             for file in entry["resources"]:
                 data = await read_bytes(client, file["uri"], file["digest"])
                 assert (digest(data), len(data)) == (file["digest"], file["size"])
+
+
+async def test_a_tool_in_a_skills_tools_folder_is_listed_tagged_with_its_skill(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", skill_md("pdf-forms"))
+    tool_source = '''
+        from loader import tool
+
+        @tool
+        def fill_form(field: str) -> str:
+            """Fill one field.
+
+            Args:
+                field: The field.
+            """
+            return "filled " + field
+    '''
+    write(tools_dir / "skills" / "pdf-forms" / "tools" / "fill_form.py", tool_source)
+    write(tools_dir / "plain.py", tool_source.replace("fill_form", "plain"))
+    loader = make_loader(tools_dir)
+    server = MCPToolServer(loader.registry, loader=loader)
+    async with Client(server.server, mode="legacy") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert sorted(listed) == ["fill_form", "plain"]
+        assert (listed["fill_form"].meta or {}).get("tool-loader/skill") == "pdf-forms"
+        assert "tool-loader/skill" not in (listed["plain"].meta or {})
+        called = await client.call_tool("fill_form", {"field": "date"})
+        assert [getattr(block, "text", None) for block in called.content] == ["filled date"]
+        (entry,) = (await skills_request(client, "skills/list", {}))["skills"]
+        assert [r["uri"] for r in entry["resources"]] == ["skill://pdf-forms/SKILL.md"]  # its tools are tools
+
+        write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", "---\nname: pdf-forms\n---\nno description\n")
+        write(
+            tools_dir / "skills" / "other" / "tools" / "untagged.py",
+            tool_source.replace("fill_form", "untagged"),
+        )
+        with anyio.fail_after(20.0):
+            while "untagged" not in (names := {t.name: t for t in (await client.list_tools()).tools}):
+                await anyio.sleep(0.02)
+        assert "tool-loader/skill" not in (names["untagged"].meta or {})  # no SKILL.md: no skill to tag
+        assert (names["fill_form"].meta or {}).get("tool-loader/skill") == "pdf-forms"  # the last good one
