@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..components.skills import skill_entries
+from ..components.skills import skill_entries, skill_folders, skill_of_tool
 from ..reload.loader import ToolLoader
 from ..status import FileState, ScanReport
 from ..types import AgentTool, ComponentKind
@@ -76,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]) -> dict[str, Any]:
     components = loader.registry.snapshot().components()
+    folders = skill_folders(components)
     return {
         "directories": [str(path) for path in loader.paths],
-        "tools": [tool_record(tool, loader) for tool in tools],
+        "tools": [_with_skill(tool_record(tool, loader), tool, folders) for tool in tools],
         "components": [component_record(c) for c in components if c.kind is not ComponentKind.SKILL_FILE],
         "skills": [skill_record(e, report.failed) for e in skill_entries(components)],
         "files": [status_record(status) for status in report.files],
@@ -94,6 +95,12 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
             "seconds": round(report.seconds, 4),
         },
     }
+
+
+def _with_skill(record: dict[str, Any], tool: AgentTool, folders: dict[str, str]) -> dict[str, Any]:
+    """A tool's record, with ``skill`` when it is one of a skill's tools (``skills/<path>/tools/``)."""
+    skill = skill_of_tool(tool.source_file, folders)
+    return record if skill is None else {**record, "skill": skill}
 
 
 def _print(

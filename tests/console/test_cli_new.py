@@ -124,6 +124,14 @@ def test_a_new_skill_is_served_as_written_and_list_shows_it(tmp_path: Path) -> N
         "skill://pdf-forms/SKILL.md",
         "skill://pdf-forms/notes.txt",
     ]
+    tools = tmp_path / "tools" / "skills" / "pdf-forms" / "tools"
+    tools.mkdir()
+    (tools / "fill_form.py").write_text(
+        'from loader import tool\n\n\n@tool\ndef fill_form() -> str:\n    """Fill it."""\n    return "ok"\n'
+    )
+    (tool_entry,) = json.loads(run_cli("list", "--json", cwd=tmp_path).stdout)["tools"]
+    assert (tool_entry["name"], tool_entry["skill"]) == ("fill_form", "pdf-forms")
+    (tools / "fill_form.py").unlink()
     shown = run_cli("list", cwd=tmp_path)
     assert "Skills in tools" in shown.stdout and "serving" in shown.stdout
     assert "0 tools, 1 skill from 2 files in tools" in shown.stdout
