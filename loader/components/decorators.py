@@ -12,10 +12,11 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args, get_origin, overload
 
+from ..context.tool_context import ToolContext
 from ..errors import ToolDefinitionError
 from ..tools.docstrings import docstring_of
 from ..tools.schema import parameter_description, resolve_type_hints
-from ..types import run_sync
+from ..types import ToolUse, new_tool_use_id, run_sync
 from .prompts import Complete, Prompt, PromptArgument
 from .resources import Resource, ResourceTemplate, check_uri, placeholders
 
@@ -54,8 +55,11 @@ def _caller(function: Callable[..., Any], hints: dict[str, Any]) -> Callable[...
     """Call ``function`` with text arguments (enums converted), to the end even if it is async."""
     converters = {name: _converter(hint) for name, hint in hints.items()}
 
-    def call(**arguments: str) -> Any:
-        converted = {name: converters.get(name, str)(value) for name, value in arguments.items()}
+    def call(**arguments: Any) -> Any:
+        converted = {
+            name: converters[name](value) if name in converters and isinstance(value, str) else value
+            for name, value in arguments.items()
+        }
         if inspect.iscoroutinefunction(function):
             return run_sync(lambda: function(**converted))
         return function(**converted)
@@ -72,6 +76,8 @@ def _prompt_of(
 ) -> Prompt:
     parameters = _parameters(function, "prompt")
     hints = resolve_type_hints(function.__name__, function, parameters)
+    context = next((p.name for p in parameters if hints.get(p.name) is ToolContext), None)
+    parameters = [p for p in parameters if p.name != context]  # the context is no argument
     doc = docstring_of(function)
     arguments = tuple(
         PromptArgument(
@@ -83,9 +89,17 @@ def _prompt_of(
     )
     call = _caller(function, hints)
     values = {p.name: found for p in parameters if (found := _choices(hints.get(p.name)))}
+    prompt_name = name or function.__name__
+
+    def render(given: dict[str, str], state: dict[str, Any] | None) -> Any:
+        if context is None:
+            return call(**given)
+        tool_use: ToolUse = {"toolUseId": new_tool_use_id(), "name": prompt_name, "input": dict(given)}
+        return call(**given, **{context: ToolContext.for_call(tool_use, dict(state or {}))})
+
     return Prompt(
-        name or function.__name__,
-        lambda given: call(**given),
+        prompt_name,
+        render,
         title=title,
         description=description or doc.description or None,
         arguments=arguments,

@@ -146,7 +146,7 @@ def _prompt(relative: PurePosixPath, data: bytes, source_file: str) -> Prompt:
             arguments = (*arguments, PromptArgument(used, None, False))
             known.add(used)
 
-    def render(given: dict[str, str]) -> str:
+    def render(given: dict[str, str], state: dict[str, Any] | None) -> str:
         return _PLACEHOLDER.sub(lambda m: given.get(m.group(1), ""), body)
 
     return Prompt(

@@ -14,7 +14,10 @@ from typing import Any
 from ..errors import ComponentArgumentError
 from ..types import Component, ComponentKind
 
-__all__ = ["Complete", "Prompt", "PromptArgument", "as_messages", "completions"]
+__all__ = ["Complete", "Prompt", "PromptArgument", "Render", "as_messages", "completions"]
+
+Render = Callable[[dict[str, str], dict[str, Any] | None], Any]
+"""``render(arguments, invocation_state)``: the prompt's text; the state carries the caller's handlers."""
 
 Complete = Callable[[str, str], Sequence[str]]
 """``complete(argument, typed_so_far)``: the values to offer for one argument."""
@@ -74,7 +77,7 @@ class Prompt(Component):
     def __init__(
         self,
         name: str,
-        render: Callable[[dict[str, str]], Any],
+        render: Render,
         *,
         title: str | None = None,
         description: str | None = None,
@@ -100,8 +103,10 @@ class Prompt(Component):
     def key(self) -> str:
         return self.name
 
-    def messages(self, arguments: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """The rendered messages.
+    def messages(
+        self, arguments: Mapping[str, str] | None = None, invocation_state: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The rendered messages; ``invocation_state`` carries the caller's context handlers (questions).
 
         Raises:
             ComponentArgumentError: A required argument is missing, or an argument is unknown.
@@ -119,7 +124,7 @@ class Prompt(Component):
                 raise ComponentArgumentError(
                     f"prompt {self.name!r}: unknown argument {name!r}", argument=name
                 )
-        return as_messages(self._render(given))
+        return as_messages(self._render(given, invocation_state))
 
     def completions(self, argument: str, typed: str) -> list[str]:
         """The values to offer for ``argument``."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.console import Group, RenderableType
+from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..components.prompts import Prompt
 from ..components.skills import SkillEntry, skill_entries
+from ..registry.snapshot import RegistrySnapshot
 from ..status import FileState, FileStatus
 from ..types import Component, ComponentKind
 from .render import display_path, plural, titled_table
@@ -18,6 +22,8 @@ __all__ = [
     "component_record",
     "components_phrase",
     "components_table",
+    "find_component",
+    "render_component",
     "skill_record",
     "skill_status",
     "skills_table",
@@ -73,6 +79,43 @@ def component_record(component: Component) -> dict[str, Any]:
         "mime_type": getattr(component, "mime_type", None),
         "source_file": component.source_file,
     }
+
+
+def find_component(snapshot: RegistrySnapshot, name: str) -> Component | None:
+    """The prompt named ``name``, or the resource (template) whose URI or name it is."""
+    for component in snapshot.components():
+        if component.kind is ComponentKind.SKILL_FILE:
+            continue  # a skill is inspected by its path; its files are in its manifest
+        if name in (component.key, getattr(component, "name", None)):
+            return component
+    return None
+
+
+def render_component(component: Component) -> RenderableType:
+    """One prompt, resource or template in full: what it is, where it comes from, its arguments."""
+    header = Text.assemble((KIND_WORDS[component.kind], "cyan"), " ", (component.key, "bold"))
+    parts: list[RenderableType] = [
+        Panel(Text(_description(component) or "(no description)"), title=header, title_align="left")
+    ]
+    about = Table.grid(padding=(0, 2))
+    about.add_column(style="dim")
+    about.add_column()
+    for key, value in component_record(component).items():
+        if value is not None and key not in ("kind", "key", "description"):
+            about.add_row(
+                key.replace("_", " "), Text(display_path(value) if key == "source_file" else str(value))
+            )
+    parts.append(about)
+    if isinstance(component, Prompt) and component.arguments:
+        arguments = titled_table("Arguments", collapse_padding=True)
+        for column in ("name", "required", "values", "description"):
+            arguments.add_column(column)
+        for argument in component.arguments:
+            values = ", ".join(component.values.get(argument.name, ())) or "-"
+            required = "yes" if argument.required else "no"
+            arguments.add_row(argument.name, required, values, argument.description or "")
+        parts.append(arguments)
+    return Group(*parts)
 
 
 def skill_status(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> str:

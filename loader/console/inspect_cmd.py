@@ -20,6 +20,7 @@ from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
 from .common import add_dirs_argument, stderr_console, stdout_console
 from .completion import complete_tool_names
+from .components_view import component_record, find_component, render_component
 from .render import (
     find_tool,
     input_properties,
@@ -34,7 +35,10 @@ from .tool_scope import load_for_tool
 
 __all__ = ["HELP", "add_arguments", "run", "schema_type"]
 
-HELP = "show one tool in full: description, parameters, JSON Schema, metadata, examples and source"
+HELP = (
+    "show one tool in full: description, parameters, JSON Schema, metadata, examples and source"
+    " (or one prompt, resource or template, by name or URI)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,6 +175,15 @@ def run(args: argparse.Namespace) -> int:
     quiet_logs(args.verbose)
     loader, report = load_for_tool(args, args.name, progress_console=stderr_console())
     try:
+        component = (
+            None if loader.registry.get(args.name) else find_component(loader.registry.snapshot(), args.name)
+        )
+        if component is not None:  # a prompt, resource or template of that name or URI
+            if args.json:
+                sys.stdout.write(json.dumps(component_record(component), indent=2) + "\n")
+            else:
+                stdout_console().print(render_component(component))
+            return 0
         tool = find_tool(loader, args.name, report)
         if args.json:
             sys.stdout.write(json.dumps(tool_record(tool, loader), indent=2, default=repr) + "\n")

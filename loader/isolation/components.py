@@ -93,16 +93,16 @@ class ComponentCall(AgentTool):
         tool_use_id = tool_use_id or ""
         request = input if isinstance(input, dict) else {}
         try:
-            value = self._run(str(request.get("action")), request)
-        except Exception as exc:
+            value = self._run(str(request.get("action")), request, invocation_state)
+        except BaseException as exc:  # the function's fault, or a question ending the round (InputRequired)
             return error_result(tool_use_id, f"Error: {self.tool_name} raised {type(exc).__name__}: {exc}")
         return {"toolUseId": tool_use_id, "status": "success", "content": [{"json": value}]}
 
-    def _run(self, action: str, request: Mapping[str, Any]) -> Any:
+    def _run(self, action: str, request: Mapping[str, Any], state: dict[str, Any] | None) -> Any:
         component = self.component
         arguments = {str(k): str(v) for k, v in dict(request.get("arguments") or {}).items()}
         if action == "render" and isinstance(component, Prompt):
-            return component.messages(arguments)
+            return component.messages(arguments, state)
         if action == "read" and isinstance(component, Resource):
             return component.read()
         if action == "read" and isinstance(component, ResourceTemplate):
@@ -125,22 +125,22 @@ class _Remote:
         self._recipe = recipe
         self._router = router
 
-    def ask(self, request: dict[str, Any]) -> Any:
+    def ask(self, request: dict[str, Any], state: dict[str, Any] | None = None) -> Any:
         """The value the worker's ``ComponentCall`` computed.
 
         Raises:
             RuntimeError: The function raised, or its worker failed (the error result's text).
         """
-        tool_use, state = call_frame(self._id, request, None, None, None)
-        result = self._router.call(self._id, self._recipe, tool_use, state)
+        tool_use, frame = call_frame(self._id, request, None, state, None)
+        result = self._router.call(self._id, self._recipe, tool_use, frame)
         content = result.get("content") or [{}]
         first = content[0]
         if result.get("status") != "success" or "json" not in first:
             raise RuntimeError(str(first.get("text", f"{self._id} failed in its worker")))
         return first["json"]
 
-    def render(self, arguments: dict[str, str]) -> Any:
-        return self.ask({"action": "render", "arguments": arguments})
+    def render(self, arguments: dict[str, str], state: dict[str, Any] | None) -> Any:
+        return self.ask({"action": "render", "arguments": arguments}, state)
 
     def read(self, **arguments: str) -> Content:
         return cast(Content, self.ask({"action": "read", "arguments": arguments}))

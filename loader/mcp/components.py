@@ -23,9 +23,12 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..components.prompts import Prompt
 from ..components.resources import Content, Resource, ResourceTemplate
-from ..errors import ComponentArgumentError
+from ..context.handlers import with_handlers
+from ..errors import ComponentArgumentError, InputRequired
 from ..registry.snapshot import RegistrySnapshot
-from ..types import ComponentKind
+from ..results import error_result
+from ..types import ComponentKind, new_tool_use_id
+from .context import LogLevels, call_context
 from .skills import ServedSkills
 from .wire import DIGEST_META_KEY, EXPECTED_DIGEST_META_KEY
 
@@ -95,8 +98,11 @@ def _failed(what: str, exc: BaseException) -> MCPError:
 class ServedComponents:
     """The request handlers for prompts, resources and completion, over ``current()``'s snapshot."""
 
-    def __init__(self, current: Callable[[], RegistrySnapshot], skills: ServedSkills) -> None:
+    def __init__(
+        self, current: Callable[[], RegistrySnapshot], log_levels: LogLevels, skills: ServedSkills
+    ) -> None:
         self._current = current
+        self._log_levels = log_levels
         self._skills = skills
 
     async def list_prompts(
@@ -105,21 +111,31 @@ class ServedComponents:
         found = self._current().components(ComponentKind.PROMPT)
         return types.ListPromptsResult(prompts=[_prompt_entry(p) for p in found if isinstance(p, Prompt)])
 
-    async def get_prompt(self, ctx: _Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        self, ctx: _Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         prompt = self._current().component(ComponentKind.PROMPT, params.name)
         if not isinstance(prompt, Prompt):
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         arguments = dict(params.arguments or {})
+        handlers = call_context(ctx, params, self._log_levels)  # a prompt may ask, as a tool does
         try:
-            messages = await anyio.to_thread.run_sync(prompt.messages, arguments)
+            state = with_handlers(None, handlers)
+            messages = await anyio.to_thread.run_sync(prompt.messages, arguments, state)
             return types.GetPromptResult(
                 description=prompt.description,
                 messages=[types.PromptMessage.model_validate(m) for m in messages],
             )
         except ComponentArgumentError as exc:
             raise _invalid(exc) from exc
-        except Exception as exc:
+        except (Exception, InputRequired) as exc:
+            # A question ended this round (2026-07-28): the client answers and asks again.
+            rounds = handlers.round_result(error_result(new_tool_use_id(), str(exc)))
+            if rounds is not None:
+                return types.InputRequiredResult.model_validate(rounds)
             raise _failed(f"prompt {params.name!r}", exc) from exc
+        finally:
+            await handlers.close()
 
     async def list_resources(
         self, ctx: _Context, params: types.PaginatedRequestParams | None

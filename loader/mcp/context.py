@@ -335,9 +335,11 @@ class RoundContextHandlers(McpContextHandlers):
 
 
 def call_context(
-    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, levels: LogLevels
+    ctx: ServerRequestContext[Any, Any],
+    params: types.CallToolRequestParams | types.GetPromptRequestParams,
+    levels: LogLevels,
 ) -> McpContextHandlers:
-    """The context handlers for one ``tools/call`` in its protocol era.
+    """The context handlers for one ``tools/call`` (or ``prompts/get``) in its protocol era.
 
     Raises:
         MCPError: A 2026-07-28 retry whose ``requestState`` is not one this server made.

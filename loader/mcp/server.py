@@ -233,8 +233,9 @@ class MCPToolServer:
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
         self._pending = PendingAnnouncements()
+        self._log_levels = LogLevels()
         skills = ServedSkills(lambda: self._served.current().snapshot)
-        components = ServedComponents(lambda: self._served.current().snapshot, skills)
+        components = ServedComponents(lambda: self._served.current().snapshot, self._log_levels, skills)
         self._resource_subscriptions = ResourceSubscriptions()
         self._versions = RecentVersions()
         self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
@@ -273,7 +274,6 @@ class MCPToolServer:
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._client_initialized
         )
-        self._log_levels = LogLevels()
         self._server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_log_level)
         self._server.middleware.append(
             RequestStateBoundary(_request_state_security(request_state_keys), default_audience=name)

@@ -72,6 +72,8 @@ class EmptyGrace:
 
     since: float
     content_hash: str
+    signature: Signature | None = None
+    """The empty file's stat when the grace began: another stat means it was written again since."""
 
 
 class Step(Enum):
@@ -278,7 +280,19 @@ class FileRecord:
     def start_grace(self, content_hash: str, now: float) -> None:
         """The content defines no tools while the serving version had some: keep serving a while."""
         if self.grace is None or self.grace.content_hash != content_hash:
-            self.grace = EmptyGrace(now, content_hash)
+            self.grace = EmptyGrace(now, content_hash, self.signature)
+
+    def saw_write(self, content_hash: str, signature: Signature | None, now: float) -> None:
+        """A batch read ``content_hash`` with stat ``signature``: the same empty content written anew restarts
+        the grace.
+
+        A file rewritten without pause (truncated, then written, many times) can be caught
+        empty by the batch that ends its grace although it held content in between, which
+        no batch saw (a burst of events keeps postponing its batches): its stat tells.
+        """
+        grace = self.grace
+        if grace is not None and grace.content_hash == content_hash and grace.signature != signature:
+            self.grace = EmptyGrace(now, content_hash, signature)
 
     def saw_content(self, content_hash: str) -> None:
         """The file holds ``content_hash`` now: a grace begun for other (empty) content is over.

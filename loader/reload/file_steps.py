@@ -140,6 +140,7 @@ class FileSteps:
             # Older bytes finished importing before this batch found newer ones: they go live
             # first (their module is the current one), and the bytes on disk are planned after.
             self._settle(record, overtaken.digest, overtaken.outcome, outcomes[path])
+        record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if not self._imports.is_in_flight(path, read.digest) and self._settled_without_import(
             record, read, forced, outcomes[path]
@@ -164,11 +165,17 @@ class FileSteps:
         outcome: FileOutcome,
     ) -> None:
         """A prompt, resource or skill file: read by the loader itself (no import, no code), in one commit."""
+        record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if self._settled_without_import(record, read, forced, outcome):
             return
         record.saw_content(read.digest)
+        limit = self._config.max_result_bytes
         try:
+            if limit and len(read.data) > limit:  # what a read would answer: refused now, named
+                raise FileComponentError(
+                    f"{len(read.data):,} bytes, over the {limit:,} bytes a result may be (max_result_bytes)"
+                )
             components = file_components(relative, read.data, str(record.path))
         except (FileComponentError, SkillError) as exc:
             record.attempted(read.digest, 0.0)

@@ -87,7 +87,9 @@ async def test_a_saved_prompt_file_reaches_a_connected_client(
         tone = await client.complete(types.PromptReference(name="review"), {"name": "tone", "value": "f"})
         assert tone.completion.values == ["friendly", "formal"]
 
-        write(tools_dir / "prompts" / "review.md", REVIEW.replace("VERSION", "v2"))
+        aside = tools_dir / "prompts" / ".review.md.saving"  # saved as editors do: aside, then renamed
+        aside.write_text(REVIEW.replace("VERSION", "v2"))
+        os.replace(aside, tools_dir / "prompts" / "review.md")
         await until(notes.prompts_changed)
         got = await client.get_prompt("review", {"code": "y", "tone": "friendly"})
         assert prompt_text(got) == "v2: review y in a friendly tone."
@@ -203,3 +205,16 @@ async def test_a_link_out_of_resources_is_never_served(
         assert refused.value.code == types.INVALID_PARAMS
     leak = loader.file_status(tools_dir / "resources" / "leak.txt")
     assert leak is not None and leak.error is not None and leak.error.kind is LoadErrorKind.LINK_REFUSED
+
+
+def test_a_resource_file_larger_than_a_result_may_be_is_refused_and_named(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    big = tools_dir / "resources" / "big.bin"
+    big.parent.mkdir()
+    big.write_bytes(b"\x00" * 2048)
+    loader = make_loader(tools_dir, watch=False, config=replace(FAST, max_result_bytes=1024))
+    status = loader.file_status(big)
+    assert status is not None and status.state is FileState.FAILED and status.error is not None
+    assert "2,048 bytes, over the 1,024 bytes" in status.error.message
+    assert not loader.registry.snapshot().components()

@@ -47,3 +47,20 @@ def test_check_reports_a_broken_front_matter_at_its_line(tmp_path: Path) -> None
     assert checked.returncode == 1
     assert "prompts/broken.md:4" in checked.stdout
     assert "front matter is not valid YAML" in checked.stdout
+
+
+def test_inspect_shows_a_prompt_or_a_resource_by_name_or_uri(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    fill(tools)
+    shown = run_cli("inspect", "greet", "--dir", str(tools), cwd=tmp_path, env={"COLUMNS": "120"})
+    assert shown.returncode == 0, shown.stderr
+    assert "prompt greet" in shown.stdout and "Say hello." in shown.stdout
+    assert "who" in shown.stdout  # its argument, from the {{who}} placeholder
+    record = json.loads(
+        run_cli("inspect", "resources/schema.sql", "--dir", str(tools), "--json", cwd=tmp_path).stdout
+    )
+    assert (record["kind"], record["key"], record["name"]) == (
+        "resource",
+        "tool-loader:///resources/schema.sql",
+        "resources/schema.sql",
+    )

@@ -136,6 +136,13 @@ async def test_prompts_resources_templates_and_completion_are_served(
         assert users.completion.values == ["ann", "bob"]
 
 
+def save(path: Path, text: str) -> None:
+    """Save as editors do (written aside, renamed over): one save, one commit, counted exactly."""
+    aside = path.with_name(f".{path.name}.saving")
+    aside.write_text(text)
+    os.replace(aside, path)
+
+
 class Notes:
     """The notifications one handshake-era client received."""
 
@@ -162,7 +169,7 @@ async def test_a_save_reaches_a_handshake_client_as_list_changed_and_resource_up
     notes = Notes()
     async with Client(server.server, mode="legacy", message_handler=notes) as client:
         await client.subscribe_resource("data://motd")
-        write(tools_dir / "kit.py", KIT.replace("VERSION", "v2"))
+        save(tools_dir / "kit.py", KIT.replace("VERSION", "v2"))
         await until(lambda: notes.count(types.PromptListChangedNotification) and notes.updated())
         assert notes.updated() == ["data://motd"]
         assert notes.count(types.ToolListChangedNotification) == 0  # no tool changed
@@ -171,7 +178,7 @@ async def test_a_save_reaches_a_handshake_client_as_list_changed_and_resource_up
         assert isinstance(motd, types.TextResourceContents) and motd.text == "v2 motd"
 
         await client.unsubscribe_resource("data://motd")
-        write(tools_dir / "kit.py", KIT.replace("VERSION", "v3").replace("def picture", "def photo"))
+        save(tools_dir / "kit.py", KIT.replace("VERSION", "v3").replace("def picture", "def photo"))
         await until(lambda: notes.count(types.PromptListChangedNotification) == 2)
         assert notes.updated() == ["data://motd"]  # unsubscribed: not told again
         assert [p.name for p in (await client.list_prompts()).prompts] == ["photo", "review", "where"]
@@ -202,3 +209,35 @@ async def test_a_save_reaches_a_listening_client(tools_dir: Path, make_loader: M
     assert sorted(map(repr, events)) == sorted(
         map(repr, [PromptsListChanged(), ResourceUpdated(uri="data://motd")])
     )
+
+
+ASKING = """
+from loader import ToolContext, prompt
+
+TOPIC = {"type": "object", "properties": {"topic": {"type": "string"}}, "required": ["topic"]}
+
+@prompt
+def brainstorm(style: str, tool_context: ToolContext) -> str:
+    answer = tool_context.ask_user("Which topic?", TOPIC, key="topic")
+    return f"{style} ideas about {(answer.content or {}).get('topic')}"
+"""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_prompt_asks_the_user_as_a_tool_does(
+    tools_dir: Path, make_loader: MakeLoader, mode: str
+) -> None:
+    write(tools_dir / "asking.py", ASKING)
+    server = MCPToolServer(make_loader(tools_dir, watch=False).registry)
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"topic": "tides"})
+
+    async with Client(server.server, mode=mode, elicitation_callback=elicit) as client:
+        listed = (await client.list_prompts()).prompts
+        assert [a.name for a in listed[0].arguments or []] == ["style"]  # the context is no argument
+        got = await client.get_prompt("brainstorm", {"style": "wild"})
+    assert text_of(got) == "wild ideas about tides"
+    assert asked == ["Which topic?"]

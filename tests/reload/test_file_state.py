@@ -170,3 +170,18 @@ def test_imports_that_keep_rewriting_the_file_hold_the_next_one_back_ever_longer
     assert plan(r, "h1").step is Step.SKIP  # only imports are held back
     r.note_rewrite(False, 100.0)  # an import that left the file alone ends the back-off
     assert not r.rewrites_itself and plan(r, "h2").step is Step.LOAD
+
+
+def test_an_empty_file_written_again_restarts_the_grace() -> None:
+    """Truncated and written many times, caught empty by the batch that ends the grace: its stat changed,
+    so it held content in between that no batch saw, and the grace starts over instead of dropping."""
+    r = record()
+    r.accept(tools(), "h1", 1.0)
+    r.signature = (1, 0, 1_000)
+    r.start_grace("empty", now=100.0)
+    r.saw_write("empty", (1, 0, 1_000), now=100.6)  # the same empty file: the grace keeps its start
+    assert plan(r, "empty", now=100.6).step is Step.DROP_TOOLS
+    r.saw_write("empty", (1, 0, 2_000), now=100.6)  # empty again, but written since
+    waiting = plan(r, "empty", now=100.6)
+    assert waiting.step is Step.WAIT and waiting.wait == pytest.approx(GRACE)
+    assert plan(r, "empty", now=101.2).step is Step.DROP_TOOLS
