@@ -17,6 +17,7 @@ from .calls.runner import CallLimits
 from .components.decorators import prompt, resource
 from .components.prompts import Prompt, PromptArgument
 from .components.resources import Resource, ResourceTemplate
+from .components.skills import Skill, SkillEntry, SkillFile, skill_entries
 from .context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from .context.messages import (
     Answer,
@@ -152,6 +153,9 @@ __all__ = [
     "RootsQuestion",
     "ScanReport",
     "SearchHit",
+    "Skill",
+    "SkillEntry",
+    "SkillFile",
     "SpecChange",
     "SpecChangeKind",
     "SymlinkRefusedError",
@@ -202,6 +206,7 @@ __all__ = [
     "read_quarantine",
     "resource",
     "set_quarantined",
+    "skill_entries",
     "spec_digest",
     "tool",
     "tool_digest",

@@ -505,10 +505,12 @@ class ComponentKind(StrEnum):
     PROMPT = "prompt"
     RESOURCE = "resource"
     RESOURCE_TEMPLATE = "resource-template"
+    SKILL = "skill"
+    SKILL_FILE = "skill-file"
 
 
 class Component(ABC):
-    """A prompt, resource or resource template: held by the registry beside the tools.
+    """A prompt, resource, resource template, skill or skill file: held by the registry beside the tools.
 
     The registry knows only its kind, its key (a prompt's name, a resource's URI,
     a template's URI template) and where it came from; ``loader.components`` has

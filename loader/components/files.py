@@ -29,6 +29,7 @@ from ..errors import ToolDefinitionError
 from ..types import Component, ComponentKind
 from .prompts import Prompt, PromptArgument
 from .resources import Resource
+from .skills import SKILLS_FOLDER, is_skill_tool_path, skill_components
 
 __all__ = [
     "FILE_RESOURCE_SCHEME",
@@ -37,6 +38,7 @@ __all__ = [
     "FileComponentError",
     "file_component",
     "file_component_kind",
+    "file_components",
     "file_resource_uri",
 ]
 
@@ -63,8 +65,10 @@ def file_component_kind(relative: PurePosixPath) -> ComponentKind | None:
         return None
     if parts[0] == PROMPTS_FOLDER and relative.suffix == ".md":
         return ComponentKind.PROMPT
-    if parts[0] == RESOURCES_FOLDER and relative.suffix != ".py":  # a .py file is a tool source anywhere
+    if parts[0] == RESOURCES_FOLDER and relative.suffix != ".py":  # a .py file is a tool source elsewhere
         return ComponentKind.RESOURCE
+    if parts[0] == SKILLS_FOLDER and len(parts) > 2 and not is_skill_tool_path(relative):
+        return ComponentKind.SKILL_FILE  # a skill's scripts are its files, never imported
     return None
 
 
@@ -86,6 +90,20 @@ def file_component(relative: PurePosixPath, data: bytes, source_file: str) -> Co
     if kind is ComponentKind.RESOURCE:
         return _resource(relative, data, source_file)
     raise ValueError(f"{relative} is neither under {PROMPTS_FOLDER}/ (.md) nor under {RESOURCES_FOLDER}/")
+
+
+def file_components(relative: PurePosixPath, data: bytes, source_file: str) -> dict[str, Component]:
+    """Everything a file's bytes define, by component id (a ``SKILL.md`` is a skill and one of its files).
+
+    Raises:
+        FileComponentError: A prompt file's front matter is not YAML, or says something wrong.
+        SkillError: A ``SKILL.md`` breaks the Agent Skills rules.
+        ValueError: ``relative`` is no prompt, resource or skill file.
+    """
+    if file_component_kind(relative) is ComponentKind.SKILL_FILE:
+        return skill_components(PurePosixPath(*relative.parts[1:]), data, source_file)
+    component = file_component(relative, data, source_file)
+    return {component.component_id: component}
 
 
 def _resource(relative: PurePosixPath, data: bytes, source_file: str) -> Resource:

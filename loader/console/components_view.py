@@ -1,4 +1,4 @@
-"""How the console shows prompts, resources and resource templates: one table with a kind column."""
+"""How the console shows prompts, resources, resource templates and skills: a table with a kind column."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..components.prompts import Prompt
+from ..components.skills import SkillEntry, skill_entries
 from ..registry.snapshot import RegistrySnapshot
+from ..status import FileState, FileStatus
 from ..types import Component, ComponentKind
 from .render import display_path, plural, titled_table
 
@@ -22,14 +24,18 @@ __all__ = [
     "components_table",
     "find_component",
     "render_component",
+    "skill_record",
+    "skill_status",
+    "skills_table",
 ]
 
 KIND_WORDS = {
     ComponentKind.PROMPT: "prompt",
     ComponentKind.RESOURCE: "resource",
     ComponentKind.RESOURCE_TEMPLATE: "template",
+    ComponentKind.SKILL: "skill",
 }
-"""The kind column's words."""
+"""The kind column's words (a skill's files are counted in its row of the skills table)."""
 
 
 def _description(component: Component) -> str:
@@ -45,6 +51,8 @@ def components_table(components: Iterable[Component], *, title: str | None = Non
     table.add_column("source", no_wrap=True, style="dim", max_width=36, overflow="ellipsis")
     table.add_column("description", overflow="fold", min_width=12)
     for component in components:
+        if component.kind in (ComponentKind.SKILL, ComponentKind.SKILL_FILE):
+            continue  # in the skills table
         table.add_row(
             KIND_WORDS[component.kind],
             Text(component.key),
@@ -56,7 +64,7 @@ def components_table(components: Iterable[Component], *, title: str | None = Non
 
 def components_phrase(components: Iterable[Component]) -> str:
     """``1 prompt, 2 resources``: each kind counted (kinds with none left out)."""
-    listed = list(components)
+    listed = [c for c in components if c.kind in KIND_WORDS]
     counts = [(sum(1 for c in listed if c.kind is kind), word) for kind, word in KIND_WORDS.items()]
     return ", ".join(plural(count, word) for count, word in counts if count)
 
@@ -76,6 +84,8 @@ def component_record(component: Component) -> dict[str, Any]:
 def find_component(snapshot: RegistrySnapshot, name: str) -> Component | None:
     """The prompt named ``name``, or the resource (template) whose URI or name it is."""
     for component in snapshot.components():
+        if component.kind is ComponentKind.SKILL_FILE:
+            continue  # a skill is inspected by its path; its files are in its manifest
         if name in (component.key, getattr(component, "name", None)):
             return component
     return None
@@ -106,3 +116,55 @@ def render_component(component: Component) -> RenderableType:
             arguments.add_row(argument.name, required, values, argument.description or "")
         parts.append(arguments)
     return Group(*parts)
+
+
+def skill_status(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> str:
+    """``serving``; why it is not served (over SEP-2640's limits); or that its SKILL.md failed to load."""
+    if entry.problem is not None:
+        return f"not served: {entry.problem}"
+    source = entry.skill.source_file
+    if any(s.state is FileState.FAILED and str(s.path) == source for s in failed):
+        return "SKILL.md failed to load: serving the last good version"
+    return "serving"
+
+
+def _size(size: int) -> str:
+    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KiB"
+
+
+def skills_table(
+    components: Iterable[Component], failed: Iterable[FileStatus] = (), *, title: str | None = None
+) -> Table | None:
+    """One row per skill: its path, files, size, status and description; None when there are none."""
+    entries = skill_entries(components)
+    if not entries:
+        return None
+    failed = list(failed)
+    table = titled_table(title, collapse_padding=True)
+    table.add_column("kind", no_wrap=True, style="cyan")
+    table.add_column("name", no_wrap=True, style="bold", max_width=40, overflow="ellipsis")
+    table.add_column("files", justify="right")
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("status", overflow="fold")
+    table.add_column("description", overflow="fold", min_width=12)
+    for entry in entries:
+        status = skill_status(entry, failed)
+        table.add_row(
+            KIND_WORDS[ComponentKind.SKILL],
+            Text(entry.skill.key),
+            str(len(entry.files)),
+            _size(entry.size),
+            Text(status, style="green" if status == "serving" else "bold red"),
+            Text(_description(entry.skill)),
+        )
+    return table
+
+
+def skill_record(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> dict[str, Any]:
+    """A skill as ``list --json`` prints it: its SEP-2640 entry, size and status."""
+    return {
+        **entry.wire(),
+        "path": entry.skill.key,
+        "size": entry.size,
+        "status": skill_status(entry, failed),
+    }

@@ -11,11 +11,18 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..components.skills import skill_entries, skill_folders, skill_of_tool
 from ..reload.loader import ToolLoader
 from ..status import FileState, ScanReport
-from ..types import AgentTool
+from ..types import AgentTool, ComponentKind
 from .common import add_dirs_argument, stderr_console, stdout_console
-from .components_view import component_record, components_phrase, components_table
+from .components_view import (
+    component_record,
+    components_phrase,
+    components_table,
+    skill_record,
+    skills_table,
+)
 from .proposal_view import quarantine_phrase
 from .render import (
     display_path,
@@ -69,10 +76,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]) -> dict[str, Any]:
+    components = loader.registry.snapshot().components()
+    folders = skill_folders(components)
     return {
         "directories": [str(path) for path in loader.paths],
-        "tools": [tool_record(tool, loader) for tool in tools],
-        "components": [component_record(c) for c in loader.registry.snapshot().components()],
+        "tools": [_with_skill(tool_record(tool, loader), tool, folders) for tool in tools],
+        "components": [component_record(c) for c in components if c.kind is not ComponentKind.SKILL_FILE],
+        "skills": [skill_record(e, report.failed) for e in skill_entries(components)],
         "files": [status_record(status) for status in report.files],
         "unreadable": [
             {"path": str(f.path), "reason": f.reason, "watched_folder": f.root} for f in report.unreadable
@@ -80,13 +90,19 @@ def _document(loader: ToolLoader, report: ScanReport, tools: Sequence[AgentTool]
         "quarantined": sorted(loader.quarantined),
         "summary": {
             "tools": len(tools),
-            "components": len(loader.registry.snapshot().components()),
+            "components": sum(1 for c in components if c.kind is not ComponentKind.SKILL_FILE),
             "files": len(report.files),
             "failed": sum(1 for s in report.failed if s.state is not FileState.CONFLICT),
             "conflicts": sum(1 for s in report.failed if s.state is FileState.CONFLICT),
             "seconds": round(report.seconds, 4),
         },
     }
+
+
+def _with_skill(record: dict[str, Any], tool: AgentTool, folders: dict[str, str]) -> dict[str, Any]:
+    """A tool's record, with ``skill`` when it is one of a skill's tools (``skills/<path>/tools/``)."""
+    skill = skill_of_tool(tool.source_file, folders)
+    return record if skill is None else {**record, "skill": skill}
 
 
 def _print(
@@ -96,8 +112,11 @@ def _print(
     if tools:
         console.print(tools_table(tools, loader, title=f"Tools in {where}", width=console.width))
     components = loader.registry.snapshot().components()
-    if components:
+    if components_phrase(c for c in components if c.kind is not ComponentKind.SKILL):
         console.print(components_table(components, title=f"Prompts and resources in {where}"))
+    skills = skills_table(components, report.failed, title=f"Skills in {where}")
+    if skills is not None:
+        console.print(skills)
     problems = problems_table(report.failed, title="Files that did not load")
     if problems is not None:
         console.print(problems)
@@ -111,7 +130,7 @@ def _print(
         console.print(Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True)
     summary = Text(
         f"{plural(len(tools), 'tool')}"
-        + (f", {components_phrase(components)}" if components else "")
+        + (f", {phrase}" if (phrase := components_phrase(components)) else "")
         + f" from {plural(len(report.files), 'file')} in {where} "
         f"({report.seconds:.2f} s)"
     )

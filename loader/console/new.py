@@ -1,4 +1,4 @@
-"""``tool-loader new``: write a commented starting file for a new tool, in any of the three styles.
+"""``tool-loader new``: write a commented starting file for a new tool (three styles), or a new skill.
 
 Each template loads as written and passes ``tool-loader check --strict``, so
 the first save after editing is the first reload, not the first error.
@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.text import Text
 
+from ..components.skills import SKILL_FILE_NAME, SKILLS_FOLDER, skill_name_problem
 from ..importing.module_names import module_clash
 from ..tools.metadata import is_valid_tool_name
 from .common import UsageError, error_console, stdout_console
@@ -121,6 +122,18 @@ def {name}(tool_use: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
 
 _TEMPLATES = {"function": _FUNCTION, "class": _CLASS, "module": _MODULE}
 
+_SKILL = """---
+name: {name}
+description: What this skill does and when to use it. The model reads this to choose it.
+---
+# {name}
+
+Instructions the agent follows once it loads this skill. Files beside this one
+(references/, scripts/, assets/) are served with it; link them by relative path,
+e.g. [the reference](references/REFERENCE.md). Saving any of them updates the
+skill's manifest for connected clients.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``new NAME [--dir DIR] [--style function|class|module]``."""
@@ -137,6 +150,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--style", choices=STYLES, default="function", help="how the tool is written (default function)"
+    )
+    parser.add_argument(
+        "--skill",
+        action="store_true",
+        help=f"write DIR/{SKILLS_FOLDER}/NAME/{SKILL_FILE_NAME}, a new skill, instead of a tool",
     )
     parser.add_argument(
         "--force",
@@ -193,6 +211,8 @@ def render_template(name: str, style: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Write the file; exit 2 for a bad name, 1 if the file already exists."""
     quiet_logs(args.verbose)
+    if args.skill:
+        return _new_skill(args.name, args.dir, force=args.force)
     source = render_template(args.name, args.style)
     directory: Path = args.dir
     if directory.exists() and not directory.is_dir():
@@ -220,6 +240,27 @@ def run(args: argparse.Namespace) -> int:
             style="dim",
         ),
         soft_wrap=True,
+    )
+    return 0
+
+
+def _new_skill(name: str, directory: Path, *, force: bool) -> int:
+    problem = skill_name_problem(name)
+    if problem is not None:
+        raise UsageError(escape(f"invalid skill {problem}"))
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(escape(f"not a directory: {directory}"))
+    target = directory / SKILLS_FOLDER / name / SKILL_FILE_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with target.open("w" if force else "x", encoding="utf-8") as handle:
+            handle.write(_SKILL.format(name=name))
+    except FileExistsError:
+        return _refuse(f"{display_path(target)} already exists; not overwriting it")
+    console = stdout_console()
+    console.print(Text.assemble(("created ", "green"), (display_path(target), "bold"), f" (skill {name!r})"))
+    console.print(
+        Text(f"next: edit it, then `tool-loader list {display_path(directory)}`", style="dim"), soft_wrap=True
     )
     return 0
 

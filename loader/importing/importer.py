@@ -202,7 +202,7 @@ class ToolImporter(ModuleNames):
         root = self._roots.get(parts[0])
         if root is None:
             return None
-        base = root.joinpath(*parts[1:])
+        base = root.joinpath(*self.path_parts(parts[1:]))
         if len(parts) == 1:
             spec = importlib.machinery.ModuleSpec(fullname, _SYNTHETIC, is_package=True)
             spec.submodule_search_locations = [str(root)]

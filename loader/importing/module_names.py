@@ -145,6 +145,8 @@ class ModuleNames:
         self._root_texts = [(root, str(root)) for root in self._roots.values()]
         self._names: dict[Path, str] = {}
         self._plain_dirs: dict[str, bool] = {}
+        self._spellings: dict[str, str] = {}
+        """A module-name part given to a folder or file whose name is no identifier -> that name."""
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -178,10 +180,18 @@ class ModuleNames:
             parts[-1] = parts[-1][:-3]
         if parts and parts[-1] == "__init__":
             parts.pop()
-        name = ".".join([self._root_prefix[root], *(_name_part(p) for p in parts)])
+        named = [_name_part(p) for p in parts]
+        for part, spelled in zip(parts, named, strict=True):
+            if part != spelled:
+                self._spellings[spelled] = part
+        name = ".".join([self._root_prefix[root], *named])
         if len(self._names) < _NAME_CACHE_LIMIT:
             self._names[path] = name
         return name
+
+    def path_parts(self, parts: Sequence[str]) -> list[str]:
+        """The folder and file names a module name's parts (below its root) stand for."""
+        return [self._spellings.get(part, part) for part in parts]
 
     def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
         """``is_within``, resolving links only where there are any.

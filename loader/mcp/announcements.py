@@ -46,6 +46,10 @@ def announcement_of(change_set: RegistryChangeSet) -> Announcement:
         component = change.current
         if component.kind is ComponentKind.PROMPT:
             prompts = True
+        elif component.kind is ComponentKind.SKILL_FILE:
+            resources = True  # its digest is in its skill's manifest: the skill changed (SEP-2640)
+            if change.kind is ChangeKind.REPLACED:
+                updated.add(component.key)
         elif component.kind is ComponentKind.RESOURCE and change.kind is ChangeKind.REPLACED:
             updated.add(component.key)
             resources = resources or _listed(change.component) != _listed(change.previous)

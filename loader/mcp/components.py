@@ -29,6 +29,8 @@ from ..registry.snapshot import RegistrySnapshot
 from ..results import error_result
 from ..types import ComponentKind, new_tool_use_id
 from .context import LogLevels, call_context
+from .skills import ServedSkills
+from .wire import DIGEST_META_KEY, EXPECTED_DIGEST_META_KEY
 
 __all__ = ["MAX_COMPLETIONS", "ResourceSubscriptions", "ServedComponents"]
 
@@ -96,9 +98,12 @@ def _failed(what: str, exc: BaseException) -> MCPError:
 class ServedComponents:
     """The request handlers for prompts, resources and completion, over ``current()``'s snapshot."""
 
-    def __init__(self, current: Callable[[], RegistrySnapshot], log_levels: LogLevels) -> None:
+    def __init__(
+        self, current: Callable[[], RegistrySnapshot], log_levels: LogLevels, skills: ServedSkills
+    ) -> None:
         self._current = current
         self._log_levels = log_levels
+        self._skills = skills
 
     async def list_prompts(
         self, ctx: _Context, params: types.PaginatedRequestParams | None
@@ -136,9 +141,14 @@ class ServedComponents:
         self, ctx: _Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         found = self._current().components(ComponentKind.RESOURCE)
-        return types.ListResourcesResult(
-            resources=[_resource_entry(r) for r in found if isinstance(r, Resource)]
-        )
+        listed = [_resource_entry(r) for r in found if isinstance(r, Resource)]
+        listed += [  # a skill's SKILL.md (SEP-2640); its other files are read by the URIs its manifest lists
+            types.Resource(
+                uri=e.skill.uri, name=e.skill.name, description=e.skill.description, mime_type="text/markdown"
+            )
+            for e in self._skills.entries()
+        ]
+        return types.ListResourcesResult(resources=listed)
 
     async def list_resource_templates(
         self, ctx: _Context, params: types.PaginatedRequestParams | None
@@ -151,6 +161,8 @@ class ServedComponents:
         self, ctx: _Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if self._skills.serves(uri):
+            return self._read_skill_file(ctx, uri, (params.meta or {}).get(EXPECTED_DIGEST_META_KEY))
         snapshot = self._current()
         resource = snapshot.component(ComponentKind.RESOURCE, uri)
         try:
@@ -166,6 +178,14 @@ class ServedComponents:
         except Exception as exc:
             raise _failed(f"resource {uri!r}", exc) from exc
         raise MCPError(INVALID_PARAMS, "Resource not found", {"uri": uri})
+
+    def _read_skill_file(self, ctx: _Context, uri: str, expected: object) -> types.ReadResourceResult:
+        file = self._skills.read(ctx, uri, expected)
+        if file is None:
+            raise MCPError(INVALID_PARAMS, "Resource not found", {"uri": uri})
+        entry = contents_of(uri, file.read(), file.mime_type)
+        entry.meta = {DIGEST_META_KEY: file.digest}
+        return types.ReadResourceResult(contents=[entry])
 
     async def complete(self, ctx: _Context, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref

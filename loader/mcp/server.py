@@ -64,13 +64,14 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from ..components.skills import skill_folders, skill_of_tool
 from ..context.messages import LogLevel
 from ..fingerprint import tool_digest
 from ..history.provenance import provenance_of
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
-from ..types import AgentTool, ToolResult, new_tool_use_id
+from ..types import AgentTool, ComponentKind, ToolResult, new_tool_use_id
 from .announcements import PendingAnnouncements
 from .components import ResourceSubscriptions, ServedComponents
 from .context import LogLevels, McpContextHandlers, call_context
@@ -80,6 +81,7 @@ from .identity import RecentVersions, is_digest, malformed_expectation_result, s
 from .listing import ListingCache
 from .served import ServedTools
 from .sessions import NOTIFY_TIMEOUT, HandshakeSessions
+from .skills import SKILL_META_KEY, SKILLS_EXTENSION, ServedSkills, SkillGetParams
 from .wire import (
     DIGEST_META_KEY,
     EXPECTED_DIGEST_META_KEY,
@@ -163,6 +165,10 @@ class CallRecord:
     fingerprint: str
 
 
+_Converted = tuple["weakref.ref[AgentTool]", types.Tool, str | None]
+"""A tool as the last listing converted it: the tool (weakly), its MCP ``Tool``, and its skill."""
+
+
 class _ListChangedServer(Server[dict[str, Any]]):
     """The low-level server, advertising ``tools.listChanged`` to handshake-era clients too.
 
@@ -229,13 +235,14 @@ class MCPToolServer:
         self._listing_cache: dict[tuple[int, str], list[types.Tool]] = {}
         # Per protocol version: tool name -> (tool object, weakly, and its MCP Tool), from the last listing
         # built; weakly, so a replaced tool (and its module) is not kept alive by a listing.
-        self._converted_tools: dict[str, dict[str, tuple[weakref.ref[AgentTool], types.Tool]]] = {}
+        self._converted_tools: dict[str, dict[str, _Converted]] = {}
         # Per registry generation: tool name -> whether a lone text result is also structured content.
         self._text_structured: tuple[int, dict[str, bool]] = (-1, {})
         self._served = ServedTools(registry, loader)
         self._pending = PendingAnnouncements()
         self._log_levels = LogLevels()
-        components = ServedComponents(lambda: self._served.current().snapshot, self._log_levels)
+        skills = ServedSkills(lambda: self._served.current().snapshot)
+        components = ServedComponents(lambda: self._served.current().snapshot, self._log_levels, skills)
         self._resource_subscriptions = ResourceSubscriptions()
         self._discovery = DiscoveryFront(discovery)
         self._discovery.listing_changed(self._served.current().snapshot)  # what clients list first
@@ -268,6 +275,9 @@ class MCPToolServer:
         # Registered as a plain request handler: it returns the result's wire form (a dict), which the
         # SDK validates against the protocol version's result schema before sending, as it does a model.
         self._server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self._server.add_request_handler("skills/list", types.PaginatedRequestParams, skills.list_skills)
+        self._server.add_request_handler("skills/get", SkillGetParams, skills.get_skill)
+        self._server.extensions[SKILLS_EXTENSION] = {}
         self._listing = ListingCache(self._served)
         self._server.middleware.append(self._listing)
         self._server.add_notification_handler(
@@ -368,27 +378,28 @@ class MCPToolServer:
         listing after it converts those alone, not the whole folder.
         """
         before = self._converted_tools.get(protocol_version, {})
-        now: dict[str, tuple[weakref.ref[AgentTool], types.Tool]] = {}
+        now: dict[str, _Converted] = {}
         listing: list[types.Tool] = []
+        folders = skill_folders(snapshot.components(ComponentKind.SKILL))
         for name in snapshot.names():
             tool = snapshot.get(name)
             if tool is None:
                 continue
+            skill = skill_of_tool(tool.source_file, folders)
             kept = before.get(name)
-            if kept is not None and kept[0]() is tool:
+            if kept is not None and kept[0]() is tool and kept[2] == skill:
                 converted = kept[1]
                 now[name] = kept
             else:
                 spec = tool.tool_spec
                 digest = tool_digest(tool)
                 self._versions.remember(name, digest, spec)
-                converted = to_mcp_tool(
-                    spec,
-                    protocol_version=protocol_version,
-                    meta=self._entry_meta(snapshot, name, tool, digest),
-                )
+                meta = self._entry_meta(snapshot, name, tool, digest)
+                if skill is not None:
+                    meta[SKILL_META_KEY] = skill
+                converted = to_mcp_tool(spec, protocol_version=protocol_version, meta=meta)
                 try:
-                    now[name] = (weakref.ref(tool), converted)
+                    now[name] = (weakref.ref(tool), converted, skill)
                 except TypeError:  # a tool that cannot be referenced weakly is converted each time
                     pass
             listing.append(converted)

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from ..components.files import FileComponentError, file_component
+from ..components.files import FileComponentError, file_components
+from ..components.skills import SkillError
 from ..importing.backend import LoadBackend
 from ..status import FileStatus, LoadErrorInfo
 from ..types import AgentTool, Component
@@ -163,7 +164,7 @@ class FileSteps:
         forced: bool,
         outcome: FileOutcome,
     ) -> None:
-        """A prompt or resource file: read by the loader itself (no import, no code), in the same commit."""
+        """A prompt, resource or skill file: read by the loader itself (no import, no code), in one commit."""
         record.saw_write(read.digest, read.signature, time.monotonic())
         record.signature = read.signature
         if self._settled_without_import(record, read, forced, outcome):
@@ -175,15 +176,15 @@ class FileSteps:
                 raise FileComponentError(
                     f"{len(read.data):,} bytes, over the {limit:,} bytes a result may be (max_result_bytes)"
                 )
-            component = file_component(relative, read.data, str(record.path))
-        except FileComponentError as exc:
+            components = file_components(relative, read.data, str(record.path))
+        except (FileComponentError, SkillError) as exc:
             record.attempted(read.digest, 0.0)
             record.fail(LoadErrorInfo(type(exc).__name__, str(exc), str(record.path), exc.line))
             logger.warning(
                 "path=<%s> | load failed: %s", record.path, record.error.one_line() if record.error else exc
             )
             return
-        self._loaded(record, read.digest, {}, 0.0, outcome, {component.component_id: component})
+        self._loaded(record, read.digest, {}, 0.0, outcome, components)
 
     def _settle(self, record: FileRecord, digest: str, result: ImportOutcome, outcome: FileOutcome) -> None:
         """Take a finished import of ``digest`` into the record: its tools, or why there are none."""

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 import pluggy
 
 from ..components.files import PROMPTS_FOLDER, RESOURCES_FOLDER, file_component_kind
+from ..components.skills import SKILLS_FOLDER
 from .walk import MAX_FOLDER_DEPTH, folder_depth, walk_folders
 
 __all__ = [
@@ -23,7 +24,7 @@ __all__ = [
     "is_ignored_dir",
 ]
 
-_DATA_FOLDERS = (PROMPTS_FOLDER, RESOURCES_FOLDER)
+_DATA_FOLDERS = (PROMPTS_FOLDER, RESOURCES_FOLDER, SKILLS_FOLDER)
 
 _VERDICT_CACHE_LIMIT = 200_000
 _BUILTIN_SOURCE_RULE = "loader.plugins.sources"
@@ -59,7 +60,7 @@ def is_default_tool_source(path: Path, root: Path) -> bool:
 
 
 def data_file_path(path: Path, root: Path) -> PurePosixPath | None:
-    """``path`` relative to ``root`` when a prompt or resource file (``prompts/**/*.md``, ``resources/**``).
+    """``path`` relative to ``root`` for a data file: ``prompts/**/*.md``, ``resources/**``, ``skills/**``.
 
     Editor temporaries and hidden files are not; the loader reads these files itself, no code runs.
     """
@@ -90,7 +91,7 @@ def _has_editor_marker(name: str) -> bool:
 
 
 def _in_data_folder(folder: Path, root: Path) -> bool:
-    """Whether ``folder`` is ``prompts/`` or ``resources/`` of ``root``, or below one."""
+    """Whether ``folder`` is ``prompts/``, ``resources/`` or ``skills/`` of ``root``, or below one."""
     try:
         parts = folder.relative_to(root).parts
     except ValueError:
@@ -176,7 +177,7 @@ class SourceFinder:
             if not self._recursive:
                 dirnames[:] = []
             here = Path(directory)
-            if _in_data_folder(here, root):  # prompts/ and resources/: every file is asked about
+            if _in_data_folder(here, root):  # prompts/, resources/, skills/: every file is asked about
                 found.extend(
                     here / n for n in filenames if not n.endswith(".py") and self.is_source(here / n, root)
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,46 @@ def test_a_name_the_folder_already_defines_is_refused_naming_file_and_line_unles
     forced = run_cli("new", "forecast", "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
     assert (tools / "forecast.py").is_file()
+
+
+def test_a_new_skill_is_served_as_written_and_list_shows_it(tmp_path: Path) -> None:
+    done = run_cli("new", "--skill", "pdf-forms", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("created tools/skills/pdf-forms/SKILL.md (skill 'pdf-forms')")
+    (tmp_path / "tools" / "skills" / "pdf-forms" / "notes.txt").write_text("one file more\n")
+    listed = run_cli("list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stdout
+    (skill,) = json.loads(listed.stdout)["skills"]
+    assert (skill["path"], skill["status"], skill["frontmatter"]["name"]) == (
+        "pdf-forms",
+        "serving",
+        "pdf-forms",
+    )
+    assert [r["uri"] for r in skill["resources"]] == [
+        "skill://pdf-forms/SKILL.md",
+        "skill://pdf-forms/notes.txt",
+    ]
+    tools = tmp_path / "tools" / "skills" / "pdf-forms" / "tools"
+    tools.mkdir()
+    (tools / "fill_form.py").write_text(
+        'from loader import tool\n\n\n@tool\ndef fill_form() -> str:\n    """Fill it."""\n    return "ok"\n'
+    )
+    (tool_entry,) = json.loads(run_cli("list", "--json", cwd=tmp_path).stdout)["tools"]
+    assert (tool_entry["name"], tool_entry["skill"]) == ("fill_form", "pdf-forms")
+    (tools / "fill_form.py").unlink()
+    shown = run_cli("list", cwd=tmp_path)
+    assert "Skills in tools" in shown.stdout and "serving" in shown.stdout
+    assert "0 tools, 1 skill from 2 files in tools" in shown.stdout
+    again = run_cli("new", "--skill", "pdf-forms", cwd=tmp_path)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    bad = run_cli("new", "--skill", "PDF_Forms", cwd=tmp_path)
+    assert bad.returncode == 2 and "lowercase letters, digits and single hyphens" in bad.stderr
+
+
+def test_check_names_a_bad_skill_md_by_file_and_line(tmp_path: Path) -> None:
+    folder = tmp_path / "tools" / "skills" / "report"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: report\ndescription: ok\nname: other\n---\nbody\n")
+    check = run_cli("check", cwd=tmp_path)
+    assert check.returncode == 1
+    assert "skills/report/SKILL.md:4" in check.stdout and "must equal its folder's name" in check.stdout

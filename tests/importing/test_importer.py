@@ -333,3 +333,24 @@ def test_a_module_still_executing_is_never_seen_from_another_thread(
         assert user.use() is True
     finally:
         importer.close()
+
+
+def test_a_tool_in_a_folder_whose_name_is_no_identifier_imports(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    """``pdf-forms/tools/fill.py`` (a skill's tools, a ``2026 notes`` folder): the module name spells the
+    folder ``pdf_forms_<hash>``, and the finder maps it back to the folder."""
+    source = """
+        from loader import tool
+
+        @tool
+        def {name}() -> str:
+            \"\"\"Answer.\"\"\"
+            return "{name} ok"
+    """
+    write(tools_dir / "pdf-forms" / "tools" / "fill.py", source.format(name="fill"))
+    write(tools_dir / "2026 notes" / "note.py", source.format(name="note"))
+    loader = make_loader(tools_dir, watch=False)
+    assert [s.error for s in loader.scan().failed] == []
+    assert call_text(loader, "fill") == "fill ok"
+    assert call_text(loader, "note") == "note ok"
