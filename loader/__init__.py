@@ -12,7 +12,15 @@ _mount_checkout_plugins(_Path(__file__).resolve().parent)
 from .authoring.area import ProposalError, ProposalRecord, ProposalState
 from .authoring.gate import GateOptions
 from .authoring.quarantine import QuarantineFollower, read_quarantine, set_quarantined
-from .authoring.workflow import PromoteRefused, Promotion, list_proposals, promote, propose, propose_files
+from .authoring.workflow import (
+    PromoteRefused,
+    Promotion,
+    list_proposals,
+    promote,
+    propose,
+    propose_files,
+    withdraw,
+)
 from .calls.runner import CallLimits
 from .components.decorators import prompt, resource
 from .components.prompts import Prompt, PromptArgument
@@ -211,4 +219,5 @@ __all__ = [
     "tool",
     "tool_digest",
     "validate_tool_params",
+    "withdraw",
 ]

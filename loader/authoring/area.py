@@ -30,6 +30,7 @@ __all__ = [
     "proposal_ids",
     "proposals_dir",
     "read_record",
+    "write_all_atomic",
     "write_atomic",
     "write_record",
 ]
@@ -121,15 +122,28 @@ def file_digest(path: Path) -> str:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a hidden temporary file and one rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    write_all_atomic({path: data})
+
+
+def write_all_atomic(files: Mapping[Path, bytes]) -> None:
+    """Write every file through a hidden temporary file first, then rename them all at once.
+
+    The renames follow each other within microseconds, so a watching loader
+    sees them in one batch: a tool never loads before the helper beside it.
+    """
+    staged: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((temporary, path))
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+        for temporary, path in staged:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
 
 
 def write_record(tools_dir: Path, record: ProposalRecord) -> None:

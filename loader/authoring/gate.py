@@ -75,11 +75,12 @@ def _load_step(loader: ToolLoader) -> dict[str, Any]:
         for status in report.files
         if status.state is not FileState.LOADED
     ]
-    problems += [
-        f"{status.path.name}: no tools"
-        for status in report.files
-        if status.state is FileState.LOADED and not status.tools
-    ]
+    if len(report.files) == 1:  # beside other files, a file without tools is a helper they import
+        problems += [
+            f"{status.path.name}: no tools"
+            for status in report.files
+            if status.state is FileState.LOADED and not status.tools
+        ]
     tools = sorted(loader.registry.names())
     if not tools and not problems:
         problems.append("the proposal defines no tools")

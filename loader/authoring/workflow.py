@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import getpass
 import hashlib
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,12 +21,13 @@ from .area import (
     new_id,
     proposal_ids,
     read_record,
+    write_all_atomic,
     write_atomic,
     write_record,
 )
 from .gate import GateOptions, gate_digest, run_gate, spec_verdict
 
-__all__ = ["PromoteRefused", "Promotion", "list_proposals", "promote", "propose", "propose_files"]
+__all__ = ["PromoteRefused", "Promotion", "list_proposals", "promote", "propose", "propose_files", "withdraw"]
 
 
 class PromoteRefused(ProposalError):
@@ -83,12 +86,38 @@ def propose(
 def propose_files(
     tools_dir: Path, paths: Sequence[Path], *, author: str | None = None, options: GateOptions | None = None
 ) -> ProposalRecord:
-    """``propose`` with files read from disk, each kept under its own name."""
+    """``propose`` with files read from disk: a file under its own name, a folder (a tool with its
+    helpers) as every ``.py`` file below it, under the folder's name (``pdf_tools/helpers.py``).
+
+    Links are refused, as the loader refuses links out of its folders.
+    """
     try:
-        files = {path.name: path.read_bytes() for path in paths}
+        files: dict[str, bytes] = {}
+        for path in paths:
+            for name, source in _sources_of(path):
+                files[name] = source.read_bytes()
     except OSError as exc:
         raise ProposalError(f"cannot read {exc.filename}: {exc.strerror}") from exc
     return propose(tools_dir, files, author=author, options=options)
+
+
+def _sources_of(path: Path) -> list[tuple[str, Path]]:
+    """``(name in the proposal, file)`` for a file, or for each ``.py`` file below a folder."""
+    if path.is_symlink():
+        raise ProposalError(f"{path} is a link: propose the file itself")
+    if not path.is_dir():
+        return [(path.name, path)]
+    found: list[tuple[str, Path]] = []
+    for folder, folders, names in os.walk(path):  # never into a linked folder
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
+        for name in sorted(n for n in names if n.endswith(".py")):
+            source = Path(folder, name)
+            if source.is_symlink():
+                raise ProposalError(f"{source} is a link: propose the file itself")
+            found.append(((Path(path.name) / source.relative_to(path)).as_posix(), source))
+    if not found:
+        raise ProposalError(f"{path} holds no .py file to propose")
+    return found
 
 
 def list_proposals(tools_dir: Path) -> list[ProposalRecord]:
@@ -123,6 +152,40 @@ def _provenance(record: ProposalRecord, contents: Mapping[str, bytes]) -> dict[s
     }
 
 
+def withdraw(tools_dir: Path, proposal_id: str) -> ProposalRecord:
+    """Mark a proposal ``withdrawn``: it is never promoted; its files and report stay for the record.
+
+    Raises:
+        PromoteRefused: The proposal was promoted already (its bytes are live: edit or roll back).
+    """
+    record = read_record(tools_dir, proposal_id)
+    if record.state is ProposalState.PROMOTED:
+        raise PromoteRefused(f"proposal {proposal_id} is promoted already: its bytes are live")
+    if record.state is not ProposalState.WITHDRAWN:
+        record = record.with_state(ProposalState.WITHDRAWN)
+        write_record(tools_dir, record)
+    return record
+
+
+def _imported(contents: Mapping[str, bytes]) -> set[str]:
+    """The proposal's files that another of its files imports (its helpers), by their names.
+
+    Promotion renames them first, so a watching loader never imports a tool before its helper.
+    """
+    modules: set[str] = set()
+    for data in contents.values():
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:  # the gate passed it, so it parses; nothing to learn otherwise
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.add(node.module.split(".")[0])
+    return {name for name in contents if Path(name).stem in modules}
+
+
 def promote(tools_dir: Path, proposal_id: str, *, allow_breaking: bool = False) -> Promotion:
     """Write a passed proposal's gated bytes into ``tools_dir``, with their provenance.
 
@@ -149,10 +212,9 @@ def promote(tools_dir: Path, proposal_id: str, *, allow_breaking: bool = False) 
     contents = {name: (folder / name).read_bytes() for name in record.files}
     provenance = _provenance(record, contents)
     write_provenance(tools_dir, provenance)
-    written = []
-    for name, data in contents.items():
-        write_atomic(tools_dir / name, data)
-        written.append(tools_dir / name)
+    ordered = sorted(contents, key=lambda name: name not in _imported(contents))
+    written = [tools_dir / name for name in ordered]
+    write_all_atomic({tools_dir / name: contents[name] for name in ordered})
     promoted = record.with_state(ProposalState.PROMOTED, {"at": time.time(), "files": sorted(record.files)})
     write_record(tools_dir, promoted)
     return Promotion(promoted, tuple(written), provenance)

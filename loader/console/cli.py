@@ -77,6 +77,7 @@ COMMANDS: dict[str, str] = {
     "propose": "loader.console.propose_cmd",
     "proposals": "loader.console.proposals_cmd",
     "promote": "loader.console.promote_cmd",
+    "withdraw": "loader.console.withdraw_cmd",
     "quarantine": "loader.console.quarantine_cmd",
     "unquarantine": "loader.console.quarantine_cmd",
 }

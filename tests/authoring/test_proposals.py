@@ -190,3 +190,43 @@ def test_a_breaking_change_is_promoted_only_when_allowed(live: Path) -> None:
     promote(live, record.id, allow_breaking=True)
     assert (live / "count.py").read_bytes() == BREAKING
     assert provenance_of(live / "count.py", (live,))["replaced"] == {"count_chars": entry["replaced_digest"]}  # type: ignore[index]
+
+
+PAIR_TOOL = b'''
+import pair_units
+from loader import tool
+
+@tool
+def doubled(n: int) -> int:
+    """Twice n, by the helper beside it.
+
+    Args:
+        n: A number.
+    """
+    return pair_units.twice(n)
+'''
+
+
+def test_a_promoted_tool_and_its_helper_go_live_in_one_commit(live: Path) -> None:
+    """Every file of a proposal appears at once: the tool never loads without the helper it imports."""
+    files = {"pair_tool.py": PAIR_TOOL, "pair_units.py": b"def twice(n: int) -> int:\n    return 2 * n\n"}
+    failures: list[str] = []
+    for attempt in range(5):
+        renamed = {f"{name[:-3]}_{attempt}.py": data for name, data in files.items()}
+        tool_file = f"pair_tool_{attempt}.py"
+        renamed[tool_file] = PAIR_TOOL.replace(b"pair_units", f"pair_units_{attempt}".encode()).replace(
+            b"def doubled", f"def doubled_{attempt}".encode()
+        )
+        record = propose(live, renamed, options=QUICK)
+        assert record.state is ProposalState.PASSED, {
+            k: record.report[k] for k in ("properties", "spec_diff")
+        }
+        with ToolLoader([live], config=LoaderConfig(rescan_interval=0.2)) as watching:
+            failures.clear()
+            watching.subscribe(lambda event: failures.append(str(event.path)) if event.error else None)
+            promote(live, record.id)
+            name = f"doubled_{attempt}"
+            eventually(lambda: name in watching.registry, message="the promoted tool goes live")  # noqa: B023
+            assert watching.wait_idle(10)
+            assert watching.registry.invoke(name, {"n": 21})["content"][0]["json"] == 42
+            assert failures == [], f"attempt {attempt}: the tool loaded before its helper: {failures}"

@@ -79,3 +79,65 @@ def test_propose_without_the_authoring_extra_names_its_requirements(tmp_path: Pa
     message = " ".join(done.stderr.split())
     assert "need the authoring extra: pip install 'hypothesis-jsonschema>=0.23.1,<0.24'" in message, message
     assert "'hypothesis>=6.135,<6.170.10'" in message
+
+
+HELPER_USER = '''
+from loader import tool
+
+import units
+
+
+@tool
+def to_fahrenheit(celsius: float) -> float:
+    """Convert a temperature.
+
+    Args:
+        celsius: Degrees Celsius.
+    """
+    return units.fahrenheit(celsius)
+'''
+
+
+def test_a_folder_with_helpers_is_proposed_whole_promoted_and_a_withdrawn_one_never(tmp_path: Path) -> None:
+    """A tool with its helpers, proposed as a folder, keeps its layout; withdraw stops a promotion."""
+    live = tmp_path / "live"
+    live.mkdir()
+    kit = tmp_path / "weather_kit"
+    (kit / "sub").mkdir(parents=True)
+    (kit / "units.py").write_text("def fahrenheit(c: float) -> float:\n    return c * 9 / 5 + 32\n")
+    (kit / "tool.py").write_text(HELPER_USER)
+    (kit / "sub" / "kelvin.py").write_text(
+        HELPER_USER.replace("import units\n", "")
+        .replace("to_fahrenheit", "to_kelvin")
+        .replace("units.fahrenheit(celsius)", "celsius + 273.15")
+    )
+    (kit / "notes.txt").write_text("not proposed")
+
+    proposed = run_cli("propose", "weather_kit", "--dir", "live", "--json", "--cases", "5", cwd=tmp_path)
+    assert proposed.returncode == 0, proposed.stdout + proposed.stderr
+    record = json.loads(proposed.stdout)
+    assert sorted(record["files"]) == [
+        "weather_kit/sub/kelvin.py",
+        "weather_kit/tool.py",
+        "weather_kit/units.py",
+    ]
+    assert sorted(record["tools"]) == ["to_fahrenheit", "to_kelvin"]
+
+    withdrawn = run_cli("withdraw", record["id"], "--dir", "live", cwd=tmp_path)
+    assert withdrawn.returncode == 0 and "will not be promoted" in withdrawn.stdout, withdrawn.stderr
+    listed = json.loads(run_cli("proposals", "--dir", "live", "--json", cwd=tmp_path).stdout)
+    assert [r["state"] for r in listed] == ["withdrawn"]
+    refused = run_cli("promote", record["id"], "--dir", "live", cwd=tmp_path)
+    assert refused.returncode == 1 and "is withdrawn" in refused.stderr
+    assert not (live / "weather_kit").exists()
+
+    again = json.loads(run_cli("propose", "weather_kit", "--dir", "live", "--json", cwd=tmp_path).stdout)
+    promoted = run_cli("promote", again["id"], "--dir", "live", cwd=tmp_path)
+    assert promoted.returncode == 0, promoted.stderr
+    assert (live / "weather_kit" / "units.py").read_text() == (kit / "units.py").read_text()
+    late = run_cli("withdraw", again["id"], "--dir", "live", cwd=tmp_path)
+    assert late.returncode == 1 and "promoted already" in late.stderr
+
+    (tmp_path / "linked").symlink_to(kit)
+    linked = run_cli("propose", "linked", "--dir", "live", cwd=tmp_path)
+    assert linked.returncode == 2 and "is a link" in linked.stderr
