@@ -44,6 +44,13 @@ class ToolLoaderHookSpecs:
         Historic: a plugin registered after the loader was created is still called.
         """
 
+    @hookspec
+    def tool_loader_unconfigure(self, loader: Any) -> None:
+        """The ``ToolLoader`` is closing: its tools have left the registry; finish what you owe it.
+
+        Called once, from ``close()`` (and leaving ``with``), after the removals were announced.
+        """
+
     @hookspec(firstresult=True)
     def tool_loader_is_tool_source(self, path: Path, root: Path) -> bool | None:
         """Decide whether ``path`` (inside the watched folder ``root``) is a tool source file.

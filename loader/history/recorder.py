@@ -28,12 +28,15 @@ from .provenance import provenance_of
 from .store import DEFAULT_KEEP, HistoryError, HistoryStore, NewVersion, database_path
 from .writer import DEFAULT_QUEUE_LIMIT, HistoryWriter, Record, Removal
 
-__all__ = ["NOTE_CONTENT_MISMATCH", "HistoryRecorder"]
+__all__ = ["NOTE_CONTENT_MISMATCH", "UNCONFIGURE_FLUSH", "HistoryRecorder"]
 
 logger = logging.getLogger(__name__)
 
 NOTE_CONTENT_MISMATCH = "file changed on disk before it could be recorded; content not kept"
 """The note of a version whose loaded bytes could not be recovered."""
+
+UNCONFIGURE_FLUSH = 10.0
+"""Seconds a closing loader waits for its queued versions (a database locked longer drops them)."""
 
 
 class HistoryRecorder:
@@ -66,6 +69,12 @@ class HistoryRecorder:
         threads = getattr(loader, "threads", None)
         if isinstance(threads, ThreadHealth):
             self._writer.threads = threads
+
+    @hookimpl
+    def tool_loader_unconfigure(self, loader: Any) -> None:
+        """The loader closes: write what it queued, so its history is whole once ``close()`` returns."""
+        if loader is self._loader and not self._writer.flush(UNCONFIGURE_FLUSH):
+            logger.warning("tool history: versions still queued %.0f s after close()", UNCONFIGURE_FLUSH)
 
     @hookimpl
     def tool_loader_tool_added(self, tool: AgentTool, path: Path) -> None:

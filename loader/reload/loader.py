@@ -267,6 +267,7 @@ class ToolLoader:
         self._imports.abandon_all()
         self._backend.close()
         self._unfollow_registry()
+        self.plugin_manager.hook.tool_loader_unconfigure(loader=self)
 
     def __enter__(self) -> ToolLoader:
         self.scan()

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -470,6 +471,30 @@ def test_a_locked_database_delays_the_record_never_the_reload(
     for name in ("first", "second", "third"):
         assert len(store.versions(name)) == 3, name
     recorder.close()
+
+
+def test_leaving_the_loader_writes_the_history_it_owes_first(tools_dir: Path, tmp_path: Path) -> None:
+    """docs/python-api.md reads the history right after ``with ToolLoader(...)``: every version is there.
+
+    The database is write-locked while the loader runs, so the versions are still queued when it
+    closes; a close that left them to the background thread let the page print no version (CI).
+    """
+    state = tmp_path / "state"
+    path = write(tools_dir / "three.py", THREE_TOOLS.format(version="v1"))
+    HistoryStore(tools_dir, state).close()
+    holder = sqlite3.connect(database_path(tools_dir, state), isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # released from a timer thread below
+    recorder = HistoryRecorder(state)
+    with ToolLoader([tools_dir], plugins=[recorder]) as loader:
+        write(path, THREE_TOOLS.format(version="v2"))
+        eventually(lambda: call_text(loader, "third") == "v2", timeout=15, message="v2 never went live")
+        assert not recorder.flush(0), "the versions were written through the lock"
+        threading.Timer(0.5, holder.rollback).start()
+    assert recorder.flush(0), "the loader closed with versions still queued"
+    holder.close()
+    with HistoryStore(tools_dir, state) as store:
+        for name in ("first", "second", "third"):
+            assert [v.live for v in store.versions(name)] == [True, False], name
 
 
 def test_records_beyond_the_queue_are_dropped_counted_and_noted(
