@@ -164,12 +164,40 @@ def run_corpus(base: Path) -> dict[str, Any]:
     }
 
 
+def quarantine_latency(base: Path, reps: int = 100) -> dict[str, float]:
+    """Seconds from ``set_quarantined`` (what ``tool-loader quarantine`` writes) until a call is refused."""
+    from loader import ToolLoader
+    from loader.authoring.quarantine import QuarantineFollower, set_quarantined
+
+    live = base / "quarantine"
+    live.mkdir()
+    (live / "voice.py").write_text(_tool("shout", "return text.upper()"))
+    follower = QuarantineFollower()
+    waits: list[float] = []
+    try:
+        with ToolLoader([live], plugins=[follower]) as loader:
+            for _ in range(reps):
+                start = time.perf_counter()
+                set_quarantined(live, "shout", True)
+                while loader.registry.invoke("shout", {"text": "a"})["status"] != "error":
+                    time.sleep(0.001)
+                waits.append(time.perf_counter() - start)
+                set_quarantined(live, "shout", False)
+                while "shout" not in loader.registry:
+                    time.sleep(0.001)
+    finally:
+        follower.close()
+    waits.sort()
+    return {"p50": statistics.median(waits), "p99": waits[min(len(waits) - 1, int(len(waits) * 0.99))]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.authoring_corpus", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
     with scratch_dir("authoring") as base:
         result = run_corpus(base)
+        result["quarantine_seconds"] = quarantine_latency(base)
     print(json.dumps(result, indent=2))
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
