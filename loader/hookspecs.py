@@ -48,7 +48,7 @@ class ToolLoaderHookSpecs:
     def tool_loader_unconfigure(self, loader: Any) -> None:
         """The ``ToolLoader`` is closing: its tools have left the registry; finish what you owe it.
 
-        Called once, from ``close()`` (and leaving ``with``), after the removals were announced.
+        Called once, from ``close()`` (and leaving ``with``); closing announces no removals.
         """
 
     @hookspec(firstresult=True)
