@@ -54,8 +54,13 @@ FAST = LoaderConfig(
 )
 
 
-EVENTS_ONLY = replace(FAST, rescan_interval=0)
-"""``FAST`` without the periodic rescan: a change is seen through file events or not at all."""
+EVENTS_ONLY = replace(FAST, rescan_interval=0, import_timeout=60.0)
+"""``FAST`` without the periodic rescan: a change is seen through file events or not at all.
+
+Its import deadline is generous: without the rescan nothing looks again at a file whose
+import overran its deadline, and on a loaded machine a process-mode import can wait
+seconds for its worker to run the first line (CI saw a file stay stuck for 30 s). A test
+of deadlines sets its own."""
 
 MakeLoader = Callable[..., ToolLoader]
 """The ``make_loader`` fixture: ``make_loader(*paths, watch=True, config=FAST, **ToolLoader kwargs)``."""

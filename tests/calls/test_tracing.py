@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from otel_capture import Captured, captured
-from support import FAST, MakeLoader, eventually, write
+from support import EVENTS_ONLY, MakeLoader, eventually, write
 
 from loader.calls import tracing
 from loader.calls.runner import CallLimits
@@ -208,7 +207,7 @@ def test_each_reload_is_a_span_with_its_outcome_and_tools(
     tools_dir: Path, make_loader: MakeLoader, telemetry: Captured
 ) -> None:
     path = write(tools_dir / "seen.py", SEEN)
-    loader = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    loader = make_loader(tools_dir, config=EVENTS_ONLY)
     added = only(telemetry.spans("reload seen.py"))
     attributes = dict(added.attributes or {})
     assert attributes["code.file.path"] == str(path)

@@ -235,7 +235,7 @@ def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
     greet = write(tools_dir / "greet.py", function_tool_source("greet", "return 'first'"))
-    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
     second = write(tools_dir / "greet2.py", function_tool_source("greet", "return 'second'"))
     eventually(lambda: (s := ld.file_status(second)) and s.state is FileState.CONFLICT)
     events: list[LoaderEvent] = []
@@ -555,7 +555,7 @@ def test_every_update_carries_how_each_tool_spec_changed(tools_dir: Path, make_l
         tools_dir / "calc.py",
         "from loader import tool\n\n@tool\ndef calc(a: int, b: int) -> int:\n    '''Add.'''\n    return a + b\n",
     )
-    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
     events: list[LoaderEvent] = []
     ld.subscribe(events.append)
     calc.write_text(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support import FAST, MakeLoader, call_text, eventually, function_tool_source, write
+from support import EVENTS_ONLY, FAST, MakeLoader, call_text, eventually, function_tool_source, write
 
 from loader.status import FileNote, FileState, LoaderEvent, LoaderEventKind
 
@@ -125,7 +125,7 @@ def counter() -> int:
 def test_a_file_that_rewrites_itself_when_imported_is_reloaded_ever_more_slowly(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
-    ld = make_loader(tools_dir, config=replace(FAST, rescan_interval=0))
+    ld = make_loader(tools_dir, config=EVENTS_ONLY)
     path = write(tools_dir / "counter.py", SELF_REWRITING)
     eventually(lambda: (s := ld.file_status(path)) is not None and FileNote.REWRITES_ITSELF in s.notes, 30)
     assert "counter" in ld.registry
