@@ -30,6 +30,7 @@ __all__ = [
     "COMPONENT_SCHEMA",
     "CONTENT_KEPT_BYTES",
     "ComponentVersion",
+    "LiveSpan",
     "NewComponentVersion",
     "component_keys",
     "component_versions",
@@ -64,6 +65,31 @@ _COLUMNS = (
 )
 
 
+class LiveSpan:
+    """What tool and component versions share: a file's sha256, and whether the version still serves."""
+
+    __slots__ = ()
+    content_hash: str
+    replaced_at: float | None
+    content: bytes | None
+
+    @property
+    def short_hash(self) -> str:
+        """The first 12 hex digits of the file's sha256, as status records and the console show them."""
+        return self.content_hash[:12]
+
+    @property
+    def live(self) -> bool:
+        """Whether this version has not been replaced or removed (as far as any process recorded)."""
+        return self.replaced_at is None
+
+    def with_content(self, data: dict[str, Any], content: bool) -> dict[str, Any]:
+        """``data`` (a ``to_json``), with the file's text under ``content`` when asked."""
+        if content:
+            data["content"] = None if self.content is None else self.content.decode("utf-8", "replace")
+        return data
+
+
 @dataclass(frozen=True, slots=True)
 class NewComponentVersion:
     """A component version about to be recorded: what went live, from which bytes."""
@@ -81,7 +107,7 @@ class NewComponentVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class ComponentVersion:
+class ComponentVersion(LiveSpan):
     """One recorded version of a component; ``content`` is None when it was not kept (``note`` says why)."""
 
     id: int
@@ -95,16 +121,6 @@ class ComponentVersion:
     replaced_at: float | None
     facts: dict[str, Any]
     note: str | None
-
-    @property
-    def short_hash(self) -> str:
-        """The first 12 hex digits of the file's sha256, as status records and the console show them."""
-        return self.content_hash[:12]
-
-    @property
-    def live(self) -> bool:
-        """Whether this version has not been replaced or removed (as far as any process recorded)."""
-        return self.replaced_at is None
 
     def to_json(self, *, content: bool = False) -> dict[str, Any]:
         """A plain dict for ``--json`` output; the file content only when asked."""
@@ -121,9 +137,7 @@ class ComponentVersion:
             "facts": self.facts,
             "note": self.note,
         }
-        if content:
-            data["content"] = None if self.content is None else self.content.decode("utf-8", "replace")
-        return data
+        return self.with_content(data, content)
 
 
 def file_moved_on(path: Path, content_hash: str) -> bool:

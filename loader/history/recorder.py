@@ -207,20 +207,8 @@ class HistoryRecorder:
         if component.kind is ComponentKind.SKILL:
             self._record_skill(component, root)
             return
-        content, digest, note, stale = self._kept_content(path)
         own = getattr(component, "digest", None)  # a skill file's, as its manifest lists it
-        version = NewComponentVersion(
-            kind=component.kind.value,
-            key=component.key,
-            file_path=path,
-            content=content,
-            content_hash=digest,
-            digest=str(own) if own is not None else f"sha256:{digest}",
-            went_live_at=time.time(),
-            facts=component_facts(component),
-            note=note,
-        )
-        self._writer.submit(Record(root, version, stale))
+        self._submit(root, component, path, None if own is None else str(own), component_facts(component))
         if component.kind is ComponentKind.SKILL_FILE:
             self._record_skills_holding(component, root)
 
@@ -232,17 +220,23 @@ class HistoryRecorder:
         if self._manifests.get((root, skill.key)) == digest or skill.source_file is None:
             return
         self._manifests[(root, skill.key)] = digest
-        path = Path(skill.source_file)
+        facts = {**component_facts(skill), "manifest": manifest}
+        self._submit(root, skill, Path(skill.source_file), digest, facts)
+
+    def _submit(
+        self, root: Path, component: Component, path: Path, digest: str | None, facts: dict[str, Any]
+    ) -> None:
+        """Queue a version of ``component`` from the file at ``path`` (``digest`` None: its sha256)."""
         content, content_hash, note, stale = self._kept_content(path)
         version = NewComponentVersion(
-            kind=skill.kind.value,
-            key=skill.key,
+            kind=component.kind.value,
+            key=component.key,
             file_path=path,
             content=content,
             content_hash=content_hash,
-            digest=digest,
+            digest=digest if digest is not None else f"sha256:{content_hash}",
             went_live_at=time.time(),
-            facts={**component_facts(skill), "manifest": manifest},
+            facts=facts,
             note=note,
         )
         self._writer.submit(Record(root, version, stale))

@@ -47,6 +47,7 @@ from . import component_store
 from .component_store import (
     COMPONENT_SCHEMA,
     ComponentVersion,
+    LiveSpan,
     NewComponentVersion,
     file_moved_on,
 )
@@ -175,7 +176,7 @@ class NewVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolVersion:
+class ToolVersion(LiveSpan):
     """One recorded version of a tool.
 
     ``change`` is the spec change against the version before it (None for the
@@ -197,16 +198,6 @@ class ToolVersion:
     digest: str
     provenance: dict[str, Any] | None = None
 
-    @property
-    def short_hash(self) -> str:
-        """The first 12 hex digits, as status records and the console show them."""
-        return self.content_hash[:12]
-
-    @property
-    def live(self) -> bool:
-        """Whether this version has not been replaced or removed (as far as any process recorded)."""
-        return self.replaced_at is None
-
     def to_json(self, *, content: bool = False) -> dict[str, Any]:
         """A plain dict for ``--json`` output; the file content only when asked."""
         data: dict[str, Any] = {
@@ -222,9 +213,7 @@ class ToolVersion:
             "provenance": self.provenance,
             "spec": self.spec,
         }
-        if content:
-            data["content"] = None if self.content is None else self.content.decode("utf-8", "replace")
-        return data
+        return self.with_content(data, content)
 
 
 def default_state_dir() -> Path:
