@@ -426,3 +426,27 @@ def test_history_of_a_prompt_a_resource_a_skill_and_of_everything(
     message = " ".join(wrong_kind.stderr.split())
     assert "no recorded versions of prompt 'pdf'; tools with history: calc; " in message
     assert "prompts, resources and skills with history: prompt greet, resource tool-loader:///" in message
+
+
+def test_watch_records_the_prompts_and_skills_it_found_at_start_and_each_save(
+    tmp_path: Path, private_state_dir: Path
+) -> None:
+    """The first scan runs before the recorder is attached: what it loaded is recorded all the same."""
+    prompt = write(tmp_path / "tools" / "prompts" / "greet.md", PROMPT_V1)
+    write(tmp_path / "tools" / "skills" / "pdf" / "SKILL.md", SKILL_MD)
+    process, out = _watch(tmp_path)
+    try:
+        write(prompt, PROMPT_V2)
+        out.wait_for(r"updated tools/prompts/greet\.md prompt greet")
+        _stop(process, out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    greet = json.loads(run_cli("history", "greet", "--dir", "tools", "--json", cwd=tmp_path).stdout)
+    assert [v["content_hash"] for v in greet["versions"]] == [
+        hashlib.sha256(text.encode()).hexdigest() for text in (PROMPT_V2, PROMPT_V1)
+    ]
+    pdf = json.loads(run_cli("history", "pdf", "--dir", "tools", "--json", cwd=tmp_path).stdout)
+    assert (pdf["kind"], len(pdf["versions"])) == ("skill", 1)
+    assert pdf["versions"][0]["facts"]["manifest"][0]["uri"] == "skill://pdf/SKILL.md"
