@@ -107,6 +107,18 @@ class ToolLoaderHookSpecs:
         """A tool from ``path`` left the registry."""
 
     @hookspec
+    def tool_loader_component_added(self, component: Component, path: Path) -> None:
+        """A prompt, resource, resource template, skill or skill file from ``path`` entered the registry."""
+
+    @hookspec
+    def tool_loader_component_replaced(self, component: Component, previous: Component, path: Path) -> None:
+        """A new version of a component from ``path`` replaced the previous one (same kind and key)."""
+
+    @hookspec
+    def tool_loader_component_removed(self, component: Component, path: Path) -> None:
+        """A component from ``path`` left the registry; ``component`` is the version that served last."""
+
+    @hookspec
     def tool_loader_load_failed(self, path: Path, error: LoadErrorInfo) -> None:
         """Loading ``path`` failed; its last good version (if any) keeps serving."""
 

@@ -15,32 +15,37 @@ from ..components.skills import SkillEntry, skill_entries
 from ..registry.snapshot import RegistrySnapshot
 from ..status import FileState, FileStatus
 from ..types import Component, ComponentKind
+from .component_words import KIND_WORDS
 from .render import display_path, plural, titled_table
 
 __all__ = [
-    "KIND_WORDS",
+    "SERVING",
+    "component_cells",
     "component_record",
     "components_phrase",
     "components_table",
     "find_component",
     "render_component",
+    "skill_cells",
     "skill_record",
     "skill_status",
     "skills_table",
 ]
 
-KIND_WORDS = {
-    ComponentKind.PROMPT: "prompt",
-    ComponentKind.RESOURCE: "resource",
-    ComponentKind.RESOURCE_TEMPLATE: "template",
-    ComponentKind.SKILL: "skill",
-}
-"""The kind column's words (a skill's files are counted in its row of the skills table)."""
-
 
 def _description(component: Component) -> str:
     text = getattr(component, "description", None) or getattr(component, "title", None) or ""
     return str(text).strip().splitlines()[0] if str(text).strip() else ""
+
+
+def component_cells(component: Component) -> tuple[str, str, str, str]:
+    """A prompt, resource or template as its row shows it: kind, name or URI, source, description."""
+    return (
+        KIND_WORDS[component.kind],
+        component.key,
+        display_path(component.source_file),
+        _description(component),
+    )
 
 
 def components_table(components: Iterable[Component], *, title: str | None = None) -> Table:
@@ -53,12 +58,8 @@ def components_table(components: Iterable[Component], *, title: str | None = Non
     for component in components:
         if component.kind in (ComponentKind.SKILL, ComponentKind.SKILL_FILE):
             continue  # in the skills table
-        table.add_row(
-            KIND_WORDS[component.kind],
-            Text(component.key),
-            Text(display_path(component.source_file)),
-            Text(_description(component)),
-        )
+        kind, key, source, description = component_cells(component)
+        table.add_row(kind, Text(key), Text(source), Text(description))
     return table
 
 
@@ -118,6 +119,10 @@ def render_component(component: Component) -> RenderableType:
     return Group(*parts)
 
 
+SERVING = "serving"
+"""A skill's status when all is well."""
+
+
 def skill_status(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> str:
     """``serving``; why it is not served (over SEP-2640's limits); or that its SKILL.md failed to load."""
     if entry.problem is not None:
@@ -125,11 +130,23 @@ def skill_status(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> str:
     source = entry.skill.source_file
     if any(s.state is FileState.FAILED and str(s.path) == source for s in failed):
         return "SKILL.md failed to load: serving the last good version"
-    return "serving"
+    return SERVING
 
 
 def _size(size: int) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KiB"
+
+
+def skill_cells(entry: SkillEntry, failed: Iterable[FileStatus] = ()) -> tuple[str, str, str, str, str, str]:
+    """A skill as its row shows it: kind, path, files, size, status, description."""
+    return (
+        KIND_WORDS[ComponentKind.SKILL],
+        entry.skill.key,
+        str(len(entry.files)),
+        _size(entry.size),
+        skill_status(entry, failed),
+        _description(entry.skill),
+    )
 
 
 def skills_table(
@@ -148,14 +165,14 @@ def skills_table(
     table.add_column("status", overflow="fold")
     table.add_column("description", overflow="fold", min_width=12)
     for entry in entries:
-        status = skill_status(entry, failed)
+        kind, key, files, size, status, description = skill_cells(entry, failed)
         table.add_row(
-            KIND_WORDS[ComponentKind.SKILL],
-            Text(entry.skill.key),
-            str(len(entry.files)),
-            _size(entry.size),
-            Text(status, style="green" if status == "serving" else "bold red"),
-            Text(_description(entry.skill)),
+            kind,
+            Text(key),
+            files,
+            size,
+            Text(status, style="green" if status == SERVING else "bold red"),
+            Text(description),
         )
     return table
 

@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..history.recorder import HistoryRecorder
 from ..history.store import HistoryError, HistoryStore, database_path
 from ..reload.loader import ToolLoader
+from ..types import ComponentKind
 from .common import UsageError, resolve_dirs
+from .component_words import kind_of_word, kind_word
 from .render import did_you_mean
 
-__all__ = ["add_history_arguments", "attach_history", "open_history", "store_with_tool"]
+__all__ = [
+    "TOOL_WORD",
+    "Recorded",
+    "add_history_arguments",
+    "attach_history",
+    "find_recorded",
+    "open_history",
+    "store_with_tool",
+]
+
+TOOL_WORD = "tool"
+"""``--kind tool``: the name is a tool's."""
 
 
 def add_history_arguments(parser: argparse.ArgumentParser, *, recording: bool = False) -> None:
@@ -70,6 +84,66 @@ def open_history(dirs: Sequence[Path] | None, state_dir: Path | None) -> list[Hi
             "history is recorded while `tool-loader watch` or `tool-loader serve` runs"
         )
     return stores
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a name given to ``history`` names: a tool (``kind`` None) or a component, and its store."""
+
+    store: HistoryStore
+    kind: ComponentKind | None
+    key: str
+
+
+def _component_named(
+    stores: Sequence[HistoryStore], name: str, wanted: ComponentKind | None
+) -> Recorded | None:
+    """The component keyed ``name`` (a prompt's name, a resource's URI, a skill's path), else the one
+    whose newest version is called ``name`` (a resource file's path)."""
+    by_name: Recorded | None = None
+    for store in stores:
+        for value, key in store.components():
+            kind = ComponentKind(value)
+            if wanted not in (None, kind):
+                continue
+            if key == name:
+                return Recorded(store, kind, key)
+            newest = store.component_versions(value, key)[:1]
+            if by_name is None and newest and newest[0].facts.get("name") == name:
+                by_name = Recorded(store, kind, key)
+    return by_name
+
+
+def find_recorded(stores: Sequence[HistoryStore], name: str, kind: str | None = None) -> Recorded:
+    """The tool called ``name`` (first), else the prompt, resource, template, skill or skill file;
+    ``kind`` (``tool``, ``prompt``, ...) narrows the search.
+
+    Raises:
+        UsageError: Nothing of that name has versions (the message lists what has).
+    """
+    if kind in (None, TOOL_WORD):
+        for store in stores:
+            if store.versions(name):
+                return Recorded(store, None, name)
+    if kind != TOOL_WORD:
+        found = _component_named(stores, name, None if kind is None else kind_of_word(kind))
+        if found is not None:
+            return found
+    tools = sorted({tool for store in stores for tool in store.tools()})
+    components = sorted({(kind, key) for store in stores for kind, key in store.components()})
+    wanted = None if kind in (None, TOOL_WORD) else kind_of_word(kind)
+    close = [] if wanted is not None else tools
+    close += [
+        key for value, key in components if wanted in (None, ComponentKind(value)) and kind != TOOL_WORD
+    ]
+    message = (
+        f"no recorded versions of {kind if wanted is not None else 'tool'} {name!r}; "
+        f"{did_you_mean(name, close)}tools with history: {', '.join(tools) or 'none'}"
+    )
+    if components:
+        listed = ", ".join(f"{kind_word(ComponentKind(value))} {key}" for value, key in components)
+        message += f"; prompts, resources and skills with history: {listed}"
+    raise UsageError(message)
 
 
 def store_with_tool(stores: Sequence[HistoryStore], name: str) -> HistoryStore:

@@ -30,6 +30,7 @@ from ..reload.loader import LoaderConfig, ToolLoader
 from ..status import FileNote, FileState, FileStatus, LoadErrorInfo, ScanReport, UnreadableFolder
 from ..types import AgentTool, ToolSpec
 from .common import UsageError, resolve_dirs
+from .component_words import component_labels
 from .fit import Column, clip, clip_left, fit_columns
 from .loader_options import loader_config, loader_plugins
 
@@ -45,6 +46,7 @@ __all__ = [
     "error_record",
     "existing_dirs",
     "find_tool",
+    "format_duration",
     "input_properties",
     "input_schema",
     "load_from_args",
@@ -237,6 +239,17 @@ def location(file: str | os.PathLike[str] | None, line: int | None) -> str:
     """``file:line`` with the file relative to the working directory."""
     shown = display_path(file)
     return f"{shown}:{line}" if line else shown
+
+
+def format_duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h``, ``2.0 d``: how long a version served."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
 
 
 def plural(count: int, noun: str) -> str:
@@ -555,8 +568,9 @@ def problem_rows(statuses: Iterable[FileStatus]) -> list[ProblemRow]:
             error = status.error
             where = location(error.file or str(status.path), error.line)
             what = f"{error.exc_type}: {error.message}"
-            if status.tools:
-                what += f" (still serving the last good {', '.join(status.tools)})"
+            serving = [*status.tools, *component_labels(status.components)]
+            if serving:
+                what += f" (still serving the last good {', '.join(serving)})"
             rows.append(ProblemRow(where, str(status.state), what, error.source, error.traceback))
         elif status.state is FileState.CONFLICT:
             for name, owner in status.conflicts:

@@ -32,6 +32,7 @@ from ..registry.changes import RegistryChangeSet
 from ..reload.loader import ToolLoader
 from ..status import LoaderEvent, ScanReport
 from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
+from .components_view import components_phrase
 from .history_options import add_history_arguments, attach_history
 from .loader_options import add_gate_arguments
 from .proposal_view import quarantine_phrase
@@ -48,8 +49,15 @@ from .render import (
     tool_location,
 )
 from .tool_output import CapturedOutput
-from .watch_events import EventDeriver, EventLine, describe_event, scan_lines, tool_list_line
-from .watch_view import OUTPUT_LINES, WatchFrame, render_frame, tool_row
+from .watch_events import (
+    EventDeriver,
+    EventLine,
+    component_list_lines,
+    describe_event,
+    scan_lines,
+    tool_list_line,
+)
+from .watch_view import OUTPUT_LINES, WatchFrame, component_rows, render_frame, tool_row
 
 __all__ = ["HELP", "EventLine", "add_arguments", "describe_event", "final_state", "run"]
 
@@ -151,6 +159,7 @@ class _WatchState:
         self.loader = loader
         self.keep = keep
         self.names = set(loader.registry.names())
+        self.components = self._component_ids()
         self.log: deque[EventLine] = deque(maxlen=max(1, keep))
         self.output: deque[str] = deque(maxlen=OUTPUT_LINES)
         self._deriver = EventDeriver(loader.status())
@@ -165,6 +174,9 @@ class _WatchState:
             self.names = after
             if line is not None:
                 rows.append(line)
+            served = self._component_ids()
+            rows.extend(component_list_lines(self.components, served))
+            self.components = served
         for row in rows:
             merged = self.log[-1].repeated_by(row) if self.log else None
             if merged is not None:
@@ -173,32 +185,45 @@ class _WatchState:
                 self.log.append(row)
         return rows
 
+    def _component_ids(self) -> set[str]:
+        return {c.component_id for c in self.loader.registry.snapshot().components()}
+
     def frame(self) -> WatchFrame:
         """What the screen shows now."""
         loader = self.loader
+        snapshot = loader.registry.snapshot()
         rows = tuple(
             tool_row(tool, status_of_tool(tool, loader), tool_location(tool, loader))
-            for tool in loader.registry.snapshot().tools()
+            for tool in snapshot.tools()
         )
+        statuses = tuple(loader.status(include_removed=False))
+        components = snapshot.components()
         slow = loader.imports_in_progress()
         return WatchFrame(
             folders=", ".join(display_path(path) for path in loader.paths),
             tools=rows,
-            statuses=tuple(loader.status(include_removed=False)),
+            statuses=statuses,
             events=tuple(self.log),
             keep_events=self.keep,
             output=tuple(self.output),
             importing=None if not slow else (display_path(slow[0].path), time.time() - slow[0].since),
+            components=component_rows(components, statuses),
+            components_phrase=components_phrase(components),
         )
+
+
+def served_phrase(tools: int, loader: ToolLoader) -> str:
+    """``3 tools, 1 prompt, 2 resources``: the tools counted, then what else the registry serves."""
+    others = components_phrase(loader.registry.snapshot().components())
+    return f"{plural(tools, 'tool')}, {others}" if others else plural(tools, "tool")
 
 
 def summary(report: ScanReport, loader: ToolLoader) -> str:
     """``loaded 8 tools from 9 files in tools (22 ms), 1 file failed, 1 conflict``."""
     where = ", ".join(display_path(path) for path in loader.paths)
-    text = (
-        f"loaded {plural(report.tool_count, 'tool')} from {plural(len(report.files), 'file')} in {where} "
-        f"({report.seconds * 1000:.0f} ms)"
-    )
+    served = served_phrase(report.tool_count, loader)
+    files = plural(len(report.files), "file")
+    text = f"loaded {served} from {files} in {where} ({report.seconds * 1000:.0f} ms)"
     problems = problems_phrase(report.failed)
     text = f"{text}, {problems}" if problems else text
     return f"{text}; {quarantine_phrase(loader.quarantined)}" if loader.quarantined else text
@@ -263,7 +288,9 @@ def final_state(loader: ToolLoader) -> list[tuple[str, str]]:
     names = loader.registry.names()
     where = ", ".join(display_path(path) for path in loader.paths)
     problems = problems_phrase(statuses)
-    head = f"live at exit: {plural(len(names), 'tool')} from {plural(len(statuses), 'file')} in {where}"
+    head = (
+        f"live at exit: {served_phrase(len(names), loader)} from {plural(len(statuses), 'file')} in {where}"
+    )
     shown = ", ".join(names[:_NAMES_AT_EXIT]) or "none"
     if len(names) > _NAMES_AT_EXIT:
         shown += f", … and {len(names) - _NAMES_AT_EXIT} more (tool-loader list)"

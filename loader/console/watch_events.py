@@ -17,6 +17,7 @@ from pathlib import Path
 from ..importing.module_names import ModuleClash
 from ..spec_diff.kinds import SpecChangeKind
 from ..status import FileState, FileStatus, LoaderEvent, LoaderEventKind, ScanReport
+from .component_words import KIND_WORDS, component_labels
 from .render import (
     conflict_message,
     display_path,
@@ -32,6 +33,7 @@ __all__ = [
     "EventDeriver",
     "EventLine",
     "breaking_verdict",
+    "component_list_lines",
     "describe_event",
     "scan_lines",
     "tool_list_line",
@@ -84,12 +86,18 @@ class EventLine:
         return " ".join(parts)
 
 
-def describe_event(event: LoaderEvent) -> EventLine:
-    """A loader event on its own as a log row: what happened to which file, its tools, the reload time."""
+def describe_event(event: LoaderEvent, before: tuple[str, ...] | None = None) -> EventLine:
+    """A loader event on its own as a log row: what happened to which file, what it serves (its tools,
+    then its prompts, resources and skills), the reload time.
+
+    ``before``, the component ids the file served until now (None: unknown), names what a removed
+    file stopped serving and the prompts and resources an update added or dropped.
+    """
     kind = str(event.kind)
     error = event.error
     file = display_path(event.path)
-    tools = ", ".join(event.tools)
+    served = component_labels(event.status.components)
+    tools = ", ".join([*event.tools, *served])
     detail = ""
     if (
         event.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK, LoaderEventKind.REJECTED)
@@ -101,8 +109,8 @@ def describe_event(event: LoaderEvent) -> EventLine:
     elif event.kind is LoaderEventKind.CONFLICT:
         detail = "; ".join(conflict_message(name, owner) for name, owner in event.status.conflicts)
     elif event.kind is LoaderEventKind.REMOVED:
-        tools = ", ".join(event.removed)
-    changes = [f"+{name}" for name in event.added] + [f"-{name}" for name in event.removed]
+        tools = ", ".join([*event.removed, *component_labels(before or ())])
+    changes = _changes(event, served, before)
     if changes and event.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED):
         detail = " ".join(filter(None, [detail, f"[{' '.join(changes)}]"]))
     if event.status.notes and event.kind is not LoaderEventKind.REMOVED:
@@ -116,6 +124,14 @@ def describe_event(event: LoaderEvent) -> EventLine:
     duration = None if event.kind is LoaderEventKind.REMOVED else event.duration_ms
     verdict = breaking_verdict(event) if event.kind in _WENT_LIVE else ""
     return EventLine(event.time, kind, file, tools, detail, duration, verdict)
+
+
+def _changes(event: LoaderEvent, served: list[str], before: tuple[str, ...] | None) -> list[str]:
+    """``+name``/``-name`` for each tool, prompt, resource or skill the new version added or dropped."""
+    old = component_labels(before or ())
+    new = [label for label in served if label not in old] if before is not None else []
+    gone = [label for label in old if label not in served]
+    return [f"+{name}" for name in (*event.added, *new)] + [f"-{name}" for name in (*event.removed, *gone)]
 
 
 _WENT_LIVE = (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED, LoaderEventKind.MOVED)
@@ -181,6 +197,25 @@ def tool_list_line(before: set[str], after: set[str]) -> EventLine | None:
     return EventLine(time.time(), "tools changed:", "", change, f"({plural(len(after), 'tool')})", None)
 
 
+def component_list_lines(before: set[str], after: set[str]) -> list[EventLine]:
+    """A ``prompts changed: +review -draft (2 prompts)`` row per kind whose set (of component ids) changed."""
+    rows: list[EventLine] = []
+    for kind, word in KIND_WORDS.items():
+        prefix = f"{kind.value}:"
+        old = {i for i in before if i.startswith(prefix)}
+        new = {i for i in after if i.startswith(prefix)}
+        if old == new:
+            continue
+        change = " ".join(
+            [f"+{i.removeprefix(prefix)}" for i in sorted(new - old)]
+            + [f"-{i.removeprefix(prefix)}" for i in sorted(old - new)]
+        )
+        rows.append(
+            EventLine(time.time(), f"{word}s changed:", "", change, f"({plural(len(new), word)})", None)
+        )
+    return rows
+
+
 def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[0] if lines else ""
@@ -190,20 +225,22 @@ class EventDeriver:
     """Turns each gathered batch of loader events into log rows, remembering each file's content hash."""
 
     def __init__(self, statuses: Iterable[FileStatus]) -> None:
+        statuses = list(statuses)
         self._hashes: dict[Path, str | None] = {s.path: s.content_hash for s in statuses}
+        self._components: dict[Path, tuple[str, ...]] = {s.path: s.components for s in statuses}
 
     def rows(self, events: list[LoaderEvent]) -> list[EventLine]:
         """Log rows for one batch: moves paired, helper-driven reloads explained."""
         moves = _pair_moves(events)
         moved_away = set(moves.values())
-        failed_helpers = [
-            e for e in events if e.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK) and not e.tools
-        ]
+        helpers = [
+            e for e in events if not e.tools and e.path.suffix == ".py"
+        ]  # a data file is nobody's helper
+        failed_helpers = [e for e in helpers if e.kind in (LoaderEventKind.FAILED, LoaderEventKind.STUCK)]
         changed_helpers = [
             e
-            for e in events
+            for e in helpers
             if e.kind in (LoaderEventKind.UPDATED, LoaderEventKind.RECOVERED)
-            and not e.tools
             and self._hashes.get(e.path) != e.status.content_hash
         ]
         rows: list[EventLine] = []
@@ -216,12 +253,13 @@ class EventDeriver:
             elif self._reran_for_helper(event):
                 dependents.append(_helper_line(event, failed_helpers, changed_helpers))
             else:
-                rows.append(describe_event(event))
+                rows.append(describe_event(event, self._components.get(event.path, ())))
         rows.extend(dependents)
         for event in events:
             self._hashes[event.path] = (
                 None if event.status.state is FileState.REMOVED else event.status.content_hash
             )
+            self._components[event.path] = event.status.components
         return rows
 
     def _reran_for_helper(self, event: LoaderEvent) -> bool:

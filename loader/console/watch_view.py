@@ -2,23 +2,27 @@
 
 Priority, top to bottom: a one-line header; the **problems**, always whole
 (failing, stuck and conflicting files with ``file:line`` and the first line of
-the error); the **recent events**, as many as fit; then the **tools**, which are
-what gets cut, closing with ``… and N more tools (tool-loader list)``. Every
-line is built to fit the width, so nothing wraps mid-word and the line count
-is known before drawing.
+the error); the **recent events**, as many as fit; then the **tools**, and the
+**prompts, resources and skills** when the folder serves any: these two are
+what gets cut (the second keeps at least a third of what is left), each closing
+with ``… and N more (tool-loader list)``. Every line is built to fit the
+width, so nothing wraps mid-word and the line count is known before drawing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.text import Text
 
+from ..components.skills import skill_entries
 from ..status import FileState, FileStatus
-from ..types import AgentTool
+from ..types import AgentTool, Component, ComponentKind
+from .component_words import KIND_WORDS
+from .components_view import SERVING, component_cells, skill_cells
 from .fit import Column, clip, clip_left, fit_columns
 from .render import STATE_STYLES, parameter_labels, plural, problem_rows, tool_description
 from .render import tool_version as _tool_version
@@ -28,9 +32,12 @@ __all__ = [
     "BREAKING_STYLE",
     "IMPORT_NOTICE_SECONDS",
     "OUTPUT_LINES",
+    "ComponentRow",
     "ToolRow",
     "WatchFrame",
+    "component_rows",
     "render_frame",
+    "status_word",
     "tool_row",
 ]
 
@@ -60,6 +67,18 @@ class ToolRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ComponentRow:
+    """What the second table shows of a prompt, resource, template or skill (``components_view``'s cells)."""
+
+    kind: str
+    name: str
+    source: str
+    """Its file; for a skill, its files and their size."""
+    description: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
 class WatchFrame:
     """Everything one redraw shows."""
 
@@ -70,6 +89,8 @@ class WatchFrame:
     keep_events: int
     importing: tuple[str, float] | None = None  # shown path, seconds so far
     output: tuple[str, ...] = ()  # the newest lines tools printed, logged or warned
+    components: tuple[ComponentRow, ...] = ()
+    components_phrase: str = ""  # "1 prompt, 2 resources, 1 skill" for the header
 
 
 def tool_row(tool: AgentTool, status: FileStatus | None, location: str) -> ToolRow:
@@ -81,14 +102,37 @@ def tool_row(tool: AgentTool, status: FileStatus | None, location: str) -> ToolR
         description=" ".join(tool_description(tool).split()),
         parameters=", ".join(parameter_labels(tool.tool_spec)) or "-",
         version=_tool_version(tool, status),
-        status=_status_word(status),
+        status=status_word(status),
     )
 
 
-def _status_word(status: FileStatus | None) -> str:
+def component_rows(
+    components: Sequence[Component], statuses: Sequence[FileStatus]
+) -> tuple[ComponentRow, ...]:
+    """The prompts, resources and templates of one snapshot, then its skills, as the second table has them."""
+    by_file = {str(status.path): status for status in statuses}
+    order = {kind: index for index, kind in enumerate(KIND_WORDS)}
+    rows = [
+        ComponentRow(*component_cells(c), status=status_word(by_file.get(c.source_file or "")))
+        for c in sorted(components, key=lambda c: (order.get(c.kind, len(order)), c.key))
+        if c.kind in KIND_WORDS and c.kind is not ComponentKind.SKILL
+    ]
+    for entry in skill_entries(components):
+        kind, name, _, size, status, description = skill_cells(entry, statuses)
+        rows.append(
+            ComponentRow(kind, name, f"{plural(len(entry.files), 'file')}, {size}", description, status)
+        )
+    return tuple(rows)
+
+
+def status_word(status: FileStatus | None) -> str:
+    """``ok``, or ``last good`` while its file fails and its last good version serves."""
     if status is None or status.state in (FileState.LOADED, FileState.CONFLICT):
-        return "ok"
+        return OK
     return "last good"
+
+
+OK = "ok"
 
 
 def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -> Group:
@@ -106,7 +150,7 @@ def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -
         ]
     lines.extend(problems)
     room = height - len(lines)
-    tools_least = 2 if frame.tools else 1
+    tools_least = (2 if frame.tools else 1) + (1 if frame.components else 0)
     output = list(frame.output)[-OUTPUT_LINES:]
     shown_output = min(len(output), max(0, room - 3 - tools_least))  # under "Recent events" and a line
     if shown_output:
@@ -121,7 +165,13 @@ def render_frame(frame: WatchFrame, console: Console, width: int, height: int) -
             lines.append(Text("waiting for changes…", style="dim"))
         for row in events[len(events) - shown_events :] if shown_events else []:
             lines.append(_event_line(row, width))
-    lines.extend(_tool_lines(frame.tools, width, height - len(lines)))
+    room = height - len(lines)
+    for_components = 0
+    if frame.components:
+        wanted = len(frame.components) + 2
+        for_components = min(wanted, max(room - (len(frame.tools) + 2 if frame.tools else 1), room // 3, 1))
+    lines.extend(_tool_lines(frame.tools, width, room - for_components))
+    lines.extend(_component_lines(frame, width, height - len(lines)))
     return Group(*lines[:height])
 
 
@@ -131,6 +181,8 @@ def _header(frame: WatchFrame, width: int) -> Text:
     )
     conflicts = sum(1 for s in frame.statuses if s.state is FileState.CONFLICT)
     parts = [f"watching {frame.folders}", plural(len(frame.tools), "tool")]
+    if frame.components_phrase:
+        parts.append(frame.components_phrase)
     if failed:
         parts.append(f"{failed} failed")
     if conflicts:
@@ -216,14 +268,55 @@ def _columns(rows: Sequence[ToolRow]) -> list[Column]:
     ]
 
 
+def _component_columns(rows: Sequence[ComponentRow]) -> list[Column]:
+    def longest(field: str) -> int:
+        return max(len(getattr(r, field)) for r in rows)
+
+    return [
+        Column("kind", 1, longest("kind"), longest("kind")),
+        Column("name", 0, min(longest("name"), 24), longest("name")),
+        Column("source", 2, min(longest("source"), 22), min(longest("source"), 28), most=longest("source")),
+        Column("description", 3, 20, min(longest("description"), 40), flexible=True),
+        Column("status", 1, 9, longest("status")),
+    ]
+
+
 def _tool_lines(rows: Sequence[ToolRow], width: int, room: int) -> list[Text]:
     """The tools table in ``room`` lines at most: title, header, rows, and what was left out."""
+    if not rows:
+        return [Text("no tools yet: add a tool file to a watched folder", style="dim")][: max(0, room)]
+
+    def more(hidden: int) -> str:
+        return plural(hidden, "more tool")
+
+    return _table_lines("Tools", rows, _columns(rows), (width, room), more, plural(len(rows), "tool"))
+
+
+def _component_lines(frame: WatchFrame, width: int, room: int) -> list[Text]:
+    """The prompts, resources, templates and skills in ``room`` lines at most; nothing when there are none."""
+    rows = frame.components
+    if not rows:
+        return []
+    title = "Prompts, resources and skills"
+    columns = _component_columns(rows)
+    return _table_lines(title, rows, columns, (width, room), "{} more".format, frame.components_phrase)
+
+
+def _table_lines(
+    title: str,
+    rows: Sequence[ToolRow | ComponentRow],
+    columns: list[Column],
+    size: tuple[int, int],
+    more: Callable[[int], str],
+    summary: str,
+) -> list[Text]:
+    """A titled table within ``size`` (width, lines): title, header, rows, then ``… and {more(hidden)}``;
+    with no room for a table, ``summary`` alone."""
+    width, room = size
     if room <= 0:
         return []
-    if not rows:
-        return [Text("no tools yet: add a tool file to a watched folder", style="dim")][:room]
-    widths = fit_columns(_columns(rows), width)
-    lines = [Text("Tools", style="bold")]
+    widths = fit_columns(columns, width)
+    lines = [Text(title, style="bold")]
     header = Text(" ".join(f"{name:<{w}}" for name, w in widths.items()).rstrip(), style="bold underline")
     fit_rows = room - 2
     cut = fit_rows < len(rows)
@@ -232,26 +325,25 @@ def _tool_lines(rows: Sequence[ToolRow], width: int, room: int) -> list[Text]:
     if room >= 2 + (1 if cut else 0) and fit_rows > 0:
         lines.append(header)
         for row in rows[:fit_rows]:
-            lines.append(_tool_line(row, widths))
+            lines.append(_row_line(row, widths))
     elif cut:
-        lines = []  # no room for a table: only say how many tools there are
+        lines = []  # no room for a table: only say how many there are
     if cut:
-        hidden = len(rows) - (fit_rows if lines else 0)
-        more = f"… and {plural(hidden, 'more tool')} (tool-loader list)" if lines else ""
-        if not lines:
-            more = f"{plural(len(rows), 'tool')} (tool-loader list)"
-        lines.append(Text(clip(more, width), style="dim"))
+        text = f"… and {more(len(rows) - fit_rows)}" if lines else summary
+        lines.append(Text(clip(f"{text} (tool-loader list)", width), style="dim"))
     return lines[:room]
 
 
-def _tool_line(row: ToolRow, widths: dict[str, int]) -> Text:
+def _row_line(row: ToolRow | ComponentRow, widths: dict[str, int]) -> Text:
     text = Text()
     for index, (name, width) in enumerate(widths.items()):
         value: str = getattr(row, name)
         cell = clip_left(value, width) if name == "source" else clip(value, width)
-        style = {"name": "bold cyan", "source": "dim", "version": "dim"}.get(name, "")
+        style = {"name": "bold cyan", "source": "dim", "version": "dim", "kind": "cyan"}.get(name, "")
+        if name == "kind" and isinstance(row, ToolRow):
+            style = ""
         if name == "status":
-            style = "green" if value == "ok" else "bold red"
+            style = "green" if value in (OK, SERVING) else "bold red"
         if index:
             text.append(" ")
         text.append(f"{cell:<{width}}", style=style)

@@ -1,7 +1,9 @@
-"""A plugin that records every tool version a ``ToolLoader`` puts live into a ``HistoryStore``.
+"""A plugin that records every tool and component version a ``ToolLoader`` puts live into a ``HistoryStore``.
 
-It listens to the loader's notification hooks (added, replaced, removed), so
-the loader itself knows nothing about history. The hooks run on the thread
+It listens to the loader's notification hooks (``tool_loader_tool_*`` and
+``tool_loader_component_*``: added, replaced, removed), so the loader itself
+knows nothing about history. A skill is recorded again whenever one of its
+files changes, under its new manifest digest (``component_facts``). The hooks run on the thread
 that applies saves, so they only work out what went live and queue it; a
 ``HistoryWriter`` thread writes it (a busy or broken database never holds up
 a reload). The file content recorded is
@@ -23,10 +25,12 @@ from typing import Any
 
 from ..health import ThreadHealth
 from ..hookspecs import hookimpl
-from ..types import AgentTool
+from ..types import AgentTool, Component, ComponentKind
+from .component_facts import component_facts, manifest_digest, skill_manifest, skills_holding
+from .component_store import CONTENT_KEPT_BYTES, NewComponentVersion
 from .provenance import provenance_of
 from .store import DEFAULT_KEEP, HistoryError, HistoryStore, NewVersion, database_path
-from .writer import DEFAULT_QUEUE_LIMIT, HistoryWriter, Record, Removal
+from .writer import DEFAULT_QUEUE_LIMIT, ComponentRemoval, HistoryWriter, Record, Removal
 
 __all__ = ["NOTE_CONTENT_MISMATCH", "UNCONFIGURE_FLUSH", "HistoryRecorder"]
 
@@ -60,6 +64,7 @@ class HistoryRecorder:
         self._loader: Any = None
         self._writer = HistoryWriter(state_dir, keep=keep, limit=queue_limit)
         self._content: dict[Path, tuple[str | None, bytes | None, str, str | None, bool]] = {}
+        self._manifests: dict[tuple[Path, str], str] = {}  # (root, skill) -> the manifest digest last queued
 
     # ------------------------------------------------------------ hooks
     @hookimpl
@@ -92,6 +97,28 @@ class HistoryRecorder:
         root = self._root_of(Path(path))
         if root is not None:
             self._writer.submit(Removal(root, name, time.time()))
+
+    @hookimpl
+    def tool_loader_component_added(self, component: Component, path: Path) -> None:
+        """A prompt, resource, template, skill or skill file went live for the first time in this process."""
+        self._record_component(component, Path(path))
+
+    @hookimpl
+    def tool_loader_component_replaced(self, component: Component, previous: Component, path: Path) -> None:
+        """A new version of a component went live."""
+        self._record_component(component, Path(path))
+
+    @hookimpl
+    def tool_loader_component_removed(self, component: Component, path: Path) -> None:
+        """A component left the registry: its live version ends now (and its skill's manifest changed)."""
+        root = self._root_of(Path(path))
+        if root is None:
+            return
+        self._writer.submit(ComponentRemoval(root, component.kind.value, component.key, time.time()))
+        if component.kind is ComponentKind.SKILL:
+            self._manifests.pop((root, component.key), None)
+        elif component.kind is ComponentKind.SKILL_FILE:
+            self._record_skills_holding(component, root)
 
     # ------------------------------------------------------------ public
     @property
@@ -132,7 +159,8 @@ class HistoryRecorder:
         return self._writer.flush(timeout)
 
     def record_serving(self) -> None:
-        """Record every tool the loader serves now: for a recorder registered after the first scan."""
+        """Record every tool and component the loader serves now: for a recorder registered after the
+        first scan."""
         loader = self._loader
         if loader is None:
             return
@@ -141,6 +169,9 @@ class HistoryRecorder:
                 tool = loader.registry.get(name)
                 if tool is not None:
                     self._record(tool, status.path)
+        for component in loader.registry.snapshot().components():
+            if component.source_file is not None:
+                self._record_component(component, Path(component.source_file))
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (for up to ``timeout`` seconds), then close every store opened so far."""
@@ -168,6 +199,64 @@ class HistoryRecorder:
             provenance=provenance_of(Path(path), (root,)),
         )
         self._writer.submit(Record(root, version, stale))
+
+    def _record_component(self, component: Component, path: Path) -> None:
+        root = self._root_of(path)
+        if root is None:
+            return
+        if component.kind is ComponentKind.SKILL:
+            self._record_skill(component, root)
+            return
+        own = getattr(component, "digest", None)  # a skill file's, as its manifest lists it
+        self._submit(root, component, path, None if own is None else str(own), component_facts(component))
+        if component.kind is ComponentKind.SKILL_FILE:
+            self._record_skills_holding(component, root)
+
+    def _record_skill(self, skill: Component, root: Path) -> None:
+        """A version of ``skill`` named by its manifest in the current snapshot (once per manifest digest)."""
+        files = self._loader.registry.snapshot().components(ComponentKind.SKILL_FILE)
+        manifest = skill_manifest(skill, files)
+        digest = manifest_digest(manifest)
+        if self._manifests.get((root, skill.key)) == digest or skill.source_file is None:
+            return
+        self._manifests[(root, skill.key)] = digest
+        facts = {**component_facts(skill), "manifest": manifest}
+        self._submit(root, skill, Path(skill.source_file), digest, facts)
+
+    def _submit(
+        self, root: Path, component: Component, path: Path, digest: str | None, facts: dict[str, Any]
+    ) -> None:
+        """Queue a version of ``component`` from the file at ``path`` (``digest`` None: its sha256)."""
+        content, content_hash, note, stale = self._kept_content(path)
+        version = NewComponentVersion(
+            kind=component.kind.value,
+            key=component.key,
+            file_path=path,
+            content=content,
+            content_hash=content_hash,
+            digest=digest if digest is not None else f"sha256:{content_hash}",
+            went_live_at=time.time(),
+            facts=facts,
+            note=note,
+        )
+        self._writer.submit(Record(root, version, stale))
+
+    def _record_skills_holding(self, file: Component, root: Path) -> None:
+        """A skill file changed: each skill that lists it has a new manifest."""
+        skills = self._loader.registry.snapshot().components(ComponentKind.SKILL)
+        for skill in skills_holding(file, skills):
+            self._record_skill(skill, root)
+
+    def _kept_content(self, path: Path) -> tuple[bytes | None, str, str | None, bool]:
+        """``_loaded_content``, without the bytes of a file larger than ``CONTENT_KEPT_BYTES``."""
+        content, digest, note, stale = self._loaded_content(path)
+        if content is not None and len(content) > CONTENT_KEPT_BYTES:
+            note = f"{len(content)} bytes: content not kept (over {CONTENT_KEPT_BYTES}), only its sha256"
+            content = None
+            cached = self._content.get(path)
+            if cached is not None:  # nor held in memory for the next component of the file
+                self._content[path] = (cached[0], None, digest, note, stale)
+        return content, digest, note, stale
 
     def _loaded_content(self, path: Path) -> tuple[bytes | None, str, str | None, bool]:
         """The bytes the loader loaded for ``path``, their sha256, a note when they are lost,

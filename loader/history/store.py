@@ -6,6 +6,9 @@ state directory is given. WAL mode and a busy timeout let several processes
 watching the same folder write at once; a version two of them both saw is kept
 once (the write checks the newest row inside an immediate transaction).
 
+The same database keeps the versions of prompts, resources, resource
+templates, skills and skill files (``component_store``), beside the tools'.
+
 Each version keeps its tool's digest (``loader.fingerprint.spec_digest``), the
 identity clients and traces see; a database written before the column existed
 gets it on open, worked out from the stored specs (the digest depends on the
@@ -40,6 +43,14 @@ from ..errors import ToolLoaderError
 from ..fingerprint import spec_digest
 from ..spec_diff.kinds import SpecChange
 from ..spec_diff.specs import compare_specs
+from . import component_store
+from .component_store import (
+    COMPONENT_SCHEMA,
+    ComponentVersion,
+    LiveSpan,
+    NewComponentVersion,
+    file_moved_on,
+)
 
 __all__ = [
     "DEFAULT_KEEP",
@@ -65,7 +76,8 @@ STATE_DIR_ENV = "TOOL_LOADER_STATE_DIR"
 """Environment variable naming the state directory (beats the platform default)."""
 
 _BUSY_TIMEOUT = 30.0
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS folder (
     path TEXT PRIMARY KEY,
     created_at REAL NOT NULL
@@ -94,6 +106,8 @@ CREATE TABLE IF NOT EXISTS events (
     pid INTEGER NOT NULL
 );
 """
+    + COMPONENT_SCHEMA
+)
 _EVENTS_KEPT = 100
 
 
@@ -162,7 +176,7 @@ class NewVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolVersion:
+class ToolVersion(LiveSpan):
     """One recorded version of a tool.
 
     ``change`` is the spec change against the version before it (None for the
@@ -184,16 +198,6 @@ class ToolVersion:
     digest: str
     provenance: dict[str, Any] | None = None
 
-    @property
-    def short_hash(self) -> str:
-        """The first 12 hex digits, as status records and the console show them."""
-        return self.content_hash[:12]
-
-    @property
-    def live(self) -> bool:
-        """Whether this version has not been replaced or removed (as far as any process recorded)."""
-        return self.replaced_at is None
-
     def to_json(self, *, content: bool = False) -> dict[str, Any]:
         """A plain dict for ``--json`` output; the file content only when asked."""
         data: dict[str, Any] = {
@@ -209,9 +213,7 @@ class ToolVersion:
             "provenance": self.provenance,
             "spec": self.spec,
         }
-        if content:
-            data["content"] = None if self.content is None else self.content.decode("utf-8", "replace")
-        return data
+        return self.with_content(data, content)
 
 
 def default_state_dir() -> Path:
@@ -220,15 +222,6 @@ def default_state_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return Path(platformdirs.user_state_dir("tool-loader", appauthor=False))
-
-
-def _moved_on(version: NewVersion) -> bool:
-    """Whether ``version``'s file now holds other bytes (False when it cannot be read: unknown)."""
-    try:
-        data = version.file_path.read_bytes()
-    except OSError:
-        return False
-    return hashlib.sha256(data).hexdigest() != version.content_hash
 
 
 def database_path(folder: str | os.PathLike[str], state_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -321,7 +314,7 @@ class HistoryStore:
             if db.execute(
                 "SELECT 1 FROM versions WHERE tool = ? AND content_hash = ? AND spec_json = ? LIMIT 1",
                 (version.tool, version.content_hash, spec_json),
-            ).fetchone() and (stale or _moved_on(version)):
+            ).fetchone() and (stale or file_moved_on(version.file_path, version.content_hash)):
                 return None
             last = db.execute(
                 "SELECT spec_json, content_hash, replaced_at FROM versions WHERE tool = ? "
@@ -407,7 +400,29 @@ class HistoryStore:
             )
             return cursor.rowcount > 0
 
+    def record_component(
+        self, version: NewComponentVersion, *, stale: bool = False
+    ) -> ComponentVersion | None:
+        """Record that a component ``version`` went live (``record``'s rules); None when it is live."""
+        with self._write() as db:
+            return component_store.record_component(db, version, stale=stale, keep=self.keep)
+
+    def mark_component_removed(self, kind: str, key: str, at: float | None = None) -> bool:
+        """Record that a component left the registry; False if no version of it was live."""
+        with self._write() as db:
+            return component_store.mark_component_removed(db, kind, key, time.time() if at is None else at)
+
     # ------------------------------------------------------------ reading
+    def components(self) -> list[tuple[str, str]]:
+        """Every component ``(kind, key)`` with a recorded version, sorted."""
+        with self._lock:
+            return component_store.component_keys(self._db)
+
+    def component_versions(self, kind: str, key: str) -> list[ComponentVersion]:
+        """The versions of the component ``kind``/``key``, newest first."""
+        with self._lock:
+            return component_store.component_versions(self._db, kind, key)
+
     def tools(self) -> list[str]:
         """Every tool name with a recorded version, sorted."""
         with self._lock:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..health import ThreadHealth
+from .component_store import NewComponentVersion
 from .store import (
     HistoryError,
     HistoryEvent,
@@ -34,7 +35,7 @@ from .store import (
     set_aside_corrupt,
 )
 
-__all__ = ["DEFAULT_QUEUE_LIMIT", "HistoryWriter", "Record", "Removal"]
+__all__ = ["DEFAULT_QUEUE_LIMIT", "ComponentRemoval", "HistoryWriter", "Item", "Record", "Removal"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +47,10 @@ _BUSY_RETRY = 0.5
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """A version that went live, to be written to the store of ``root``."""
+    """A tool or component version that went live, to be written to the store of ``root``."""
 
     root: Path
-    version: NewVersion
+    version: NewVersion | NewComponentVersion
     stale: bool
 
 
@@ -60,6 +61,20 @@ class Removal:
     root: Path
     tool: str
     at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentRemoval:
+    """A component (``kind``, ``key``) that left the registry at ``at``."""
+
+    root: Path
+    kind: str
+    key: str
+    at: float
+
+
+Item = Record | Removal | ComponentRemoval
+"""What the writer's queue holds."""
 
 
 @dataclass(slots=True)
@@ -86,7 +101,7 @@ class HistoryWriter:
         self.limit = limit
         self.dropped = 0
         """Versions and removals dropped because the queue was full (or history was off)."""
-        self._queue: deque[Record | Removal] = deque()
+        self._queue: deque[Item] = deque()
         self._busy = 0  # items taken off the queue and not yet written
         self._cond = threading.Condition()
         self._stores: dict[Path, HistoryStore] = {}
@@ -99,7 +114,7 @@ class HistoryWriter:
         """Whose health this writer's thread counts in (the loader's, once the recorder knows it)."""
 
     # ------------------------------------------------------------ callers
-    def submit(self, item: Record | Removal) -> bool:
+    def submit(self, item: Item) -> bool:
         """Queue ``item``; False (and counted) when the queue is full."""
         with self._cond:
             if self._closing:
@@ -193,7 +208,7 @@ class HistoryWriter:
                     self._busy -= 1
                     self._cond.notify_all()
 
-    def _write(self, item: Record | Removal) -> None:
+    def _write(self, item: Item) -> None:
         """Write one item; a busy database is waited for, a corrupt one reset, an unusable one turned off."""
         resets = 0
         while True:
@@ -263,15 +278,26 @@ class HistoryWriter:
                 again.count += drops.count
 
 
-def _apply(store: HistoryStore, item: Record | Removal) -> None:
-    if isinstance(item, Record):
+def _apply(store: HistoryStore, item: Item) -> None:
+    if isinstance(item, Removal):
+        store.mark_removed(item.tool, at=item.at)
+    elif isinstance(item, ComponentRemoval):
+        store.mark_component_removed(item.kind, item.key, at=item.at)
+    elif isinstance(item.version, NewVersion):
         recorded = store.record(item.version, stale=item.stale)
         if recorded is not None:
             logger.debug(
                 "tool_name=<%s>, hash=<%s> | recorded tool version", recorded.tool, recorded.short_hash
             )
     else:
-        store.mark_removed(item.tool, at=item.at)
+        component = store.record_component(item.version, stale=item.stale)
+        if component is not None:
+            logger.debug(
+                "component=<%s:%s>, digest=<%s> | recorded component version",
+                component.kind,
+                component.key,
+                component.digest,
+            )
 
 
 def _is_unwritable(exc: sqlite3.Error) -> bool:

@@ -236,12 +236,18 @@ def spec_changes_by_file(
 
 
 def notify_registry_changes(
-    notify: Callable[..., None], change_set: RegistryChangeSet | None, path_of: PathOf = Path
+    notify: Callable[..., None],
+    change_set: RegistryChangeSet | None,
+    path_of: PathOf = Path,
+    *,
+    tools: bool = True,
+    components: bool = True,
 ) -> None:
-    """Call the ``tool_loader_tool_*`` hooks for what the registry actually committed."""
+    """Call the ``tool_loader_tool_*`` and ``tool_loader_component_*`` hooks for what the registry
+    actually committed (``tools``/``components`` False skips a kind nobody listens to)."""
     if change_set is None:
         return
-    for change in change_set.changes:
+    for change in change_set.changes if tools else ():
         where = path_of(change.source) if change.source is not None else Path("?")
         kwargs: dict[str, Any]
         if change.kind is ChangeKind.ADDED:
@@ -253,11 +259,25 @@ def notify_registry_changes(
             assert change.previous is not None
             kwargs = {"name": change.name, "tool": change.previous, "path": where}
             notify("tool_loader_tool_removed", **kwargs)
+    for item in change_set.components if components else ():
+        where = path_of(item.source) if item.source is not None else Path("?")
+        if item.kind is ChangeKind.ADDED:
+            notify("tool_loader_component_added", component=item.component, path=where)
+        elif item.kind is ChangeKind.REPLACED:
+            kwargs = {"component": item.component, "previous": item.previous, "path": where}
+            notify("tool_loader_component_replaced", **kwargs)
+        else:
+            notify("tool_loader_component_removed", component=item.previous, path=where)
 
 
 _EVENT_HOOKS = ("tool_loader_file_status_changed", "tool_loader_load_failed")
 """The hooks ``Announcer.announce`` calls with file events."""
-_REGISTRY_HOOKS = ("tool_loader_tool_added", "tool_loader_tool_replaced", "tool_loader_tool_removed")
+_TOOL_HOOKS = ("tool_loader_tool_added", "tool_loader_tool_replaced", "tool_loader_tool_removed")
+_COMPONENT_HOOKS = (
+    "tool_loader_component_added",
+    "tool_loader_component_replaced",
+    "tool_loader_component_removed",
+)
 """The hooks ``notify_registry_changes`` calls: a scan of thousands of files with none of them
 implemented skips a loop over every change."""
 
@@ -294,8 +314,11 @@ class Announcer:
         path_of: PathOf = Path,
     ) -> None:
         """Registry hooks from the committed change set, then each event to hooks and listeners."""
-        if committed is not None and any(self._hooked(hook) for hook in _REGISTRY_HOOKS):
-            notify_registry_changes(self._notify, committed, path_of)
+        if committed is not None:
+            tools = any(self._hooked(hook) for hook in _TOOL_HOOKS)
+            components = bool(committed.components) and any(self._hooked(hook) for hook in _COMPONENT_HOOKS)
+            if tools or components:
+                notify_registry_changes(self._notify, committed, path_of, tools=tools, components=components)
         if events:
             trace_reloads(events, committed, path_of)
         for event in events:

@@ -360,3 +360,93 @@ def test_history_says_when_versions_were_dropped(
     assert "4 tool versions went live but were not recorded" in " ".join(result.stdout.split())
     events = json.loads(_cli(tmp_path, "history", "calc", "--json").stdout)["events"]
     assert [event["kind"] for event in events] == ["dropped"]
+
+
+PROMPT_V1 = "---\ndescription: Say hello.\n---\nHello {{who}}\n"
+PROMPT_V2 = "---\ndescription: Say hello warmly.\n---\nHello dear {{who}}\n"
+SKILL_MD = "---\nname: pdf\ndescription: Fill in PDF forms.\n---\n# pdf\n"
+
+
+def test_history_of_a_prompt_a_resource_a_skill_and_of_everything(
+    tmp_path: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    tools = tmp_path / "tools"
+    write(tools / "calc.py", CALC_V1)
+    prompt = write(tools / "prompts" / "greet.md", PROMPT_V1)
+    schema = write(tools / "resources" / "schema.sql", "create table t (id int);\n")
+    write(tools / "skills" / "pdf" / "SKILL.md", SKILL_MD)
+    forms = write(tools / "skills" / "pdf" / "references" / "FORMS.md", "Fields: name.\n")
+    recorder = HistoryRecorder(tmp_path / "state")
+    make_loader(tools, plugins=[recorder])
+    store = recorder.store_for(tools)
+    assert store is not None
+    write(prompt, PROMPT_V2)
+    write(forms, "Fields: name, date.\n")
+    eventually(
+        lambda: (
+            len(store.component_versions("prompt", "greet")) == 2
+            and len(store.component_versions("skill", "pdf")) == 2
+        ),
+        message="the new versions recorded",
+    )
+    assert recorder.flush(30)
+
+    shown = _cli(tmp_path, "history", "greet")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].rstrip() == "History of prompt greet (tools)"
+    newest = next(line for line in lines if hashlib.sha256(PROMPT_V2.encode()).hexdigest()[:12] in line)
+    oldest = next(line for line in lines if hashlib.sha256(PROMPT_V1.encode()).hexdigest()[:12] in line)
+    assert "(live)" in newest and "changed" in newest and "Say hello warmly." in newest
+    assert "(live)" not in oldest and "first" in oldest and "tools/prompts/greet.md" in oldest
+
+    skill = _cli(tmp_path, "history", "pdf").stdout.splitlines()
+    assert skill[0].rstrip() == "History of skill pdf (tools)"
+    assert any("~references/FORMS.md" in line and "(live)" in line for line in skill), skill
+    assert any("first" in line for line in skill)
+
+    by_path = json.loads(_cli(tmp_path, "history", "resources/schema.sql", "--json").stdout)
+    assert (by_path["kind"], by_path["key"]) == ("resource", "tool-loader:///resources/schema.sql")
+    assert by_path["versions"][0]["digest"] == "sha256:" + _sha(schema)
+
+    everything = json.loads(_cli(tmp_path, "history", "--json").stdout)
+    assert [(row["kind"], row["name"], row["versions"]) for row in everything["recorded"]] == [
+        ("tool", "calc", 1),
+        ("prompt", "greet", 2),
+        ("resource", "tool-loader:///resources/schema.sql", 1),
+        ("skill", "pdf", 2),
+        ("skill file", "skill://pdf/SKILL.md", 1),
+        ("skill file", "skill://pdf/references/FORMS.md", 2),
+    ]
+    table = _cli(tmp_path, "history").stdout
+    assert "Recorded in tools" in table and "skill://pdf/references/FORMS.md" in table
+
+    wrong_kind = _cli(tmp_path, "history", "pdf", "--kind", "prompt")
+    assert wrong_kind.returncode == 2
+    message = " ".join(wrong_kind.stderr.split())
+    assert "no recorded versions of prompt 'pdf'; tools with history: calc; " in message
+    assert "prompts, resources and skills with history: prompt greet, resource tool-loader:///" in message
+
+
+def test_watch_records_the_prompts_and_skills_it_found_at_start_and_each_save(
+    tmp_path: Path, private_state_dir: Path
+) -> None:
+    """The first scan runs before the recorder is attached: what it loaded is recorded all the same."""
+    prompt = write(tmp_path / "tools" / "prompts" / "greet.md", PROMPT_V1)
+    write(tmp_path / "tools" / "skills" / "pdf" / "SKILL.md", SKILL_MD)
+    process, out = _watch(tmp_path)
+    try:
+        write(prompt, PROMPT_V2)
+        out.wait_for(r"updated tools/prompts/greet\.md prompt greet")
+        _stop(process, out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    greet = json.loads(run_cli("history", "greet", "--dir", "tools", "--json", cwd=tmp_path).stdout)
+    assert [v["content_hash"] for v in greet["versions"]] == [
+        hashlib.sha256(text.encode()).hexdigest() for text in (PROMPT_V2, PROMPT_V1)
+    ]
+    pdf = json.loads(run_cli("history", "pdf", "--dir", "tools", "--json", cwd=tmp_path).stdout)
+    assert (pdf["kind"], len(pdf["versions"])) == ("skill", 1)
+    assert pdf["versions"][0]["facts"]["manifest"][0]["uri"] == "skill://pdf/SKILL.md"

@@ -331,3 +331,88 @@ def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+PROMPT = "---\ndescription: Say hello.\n---\nHello {{who}}\n"
+BROKEN_PROMPT = "---\ntitle: Broken\narguments: [unclosed\nvalues: {}\n---\nHi\n"  # not YAML at line 4
+SKILL = "---\nname: pdf\ndescription: Fill in PDF forms.\n---\n# pdf\n"
+BROKEN_SKILL = "---\nname: PDF\ndescription: Fill in PDF forms.\n---\n# pdf\n"  # a bad name at line 2
+
+
+def _folder_with_components(tools: Path) -> None:
+    write(tools / "add.py", CALCULATOR)
+    write(tools / "prompts" / "greet.md", PROMPT)
+    write(tools / "resources" / "schema.sql", "create table t (id int);\n")
+
+
+def test_plain_lines_follow_prompts_resources_and_skills_and_keep_their_last_good_versions(
+    tmp_path: Path,
+) -> None:
+    tools = tmp_path / "tools"
+    _folder_with_components(tools)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", "tools", "--no-history"],
+        cwd=tmp_path,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out = LineReader(process.stdout)
+        out.wait_for(r"^loaded 1 tool, 1 prompt, 1 resource from 3 files in tools \(\d+ ms\)$")
+        out.wait_for(r"^watching tools")
+        clock = r"^\d\d:\d\d:\d\d "
+
+        write(tools / "prompts" / "hello.md", PROMPT.replace("Hello", "Hi"))
+        out.wait_for(clock + r"added tools/prompts/hello\.md prompt hello \(\d+\.\d ms\)$")
+        out.wait_for(clock + r"prompts changed: \+hello \(2 prompts\)$")
+
+        write(tools / "prompts" / "greet.md", BROKEN_PROMPT)
+        out.wait_for(
+            clock + r"failed tools/prompts/greet\.md:4 \(still serving prompt greet\) "
+            r"FileComponentError: front matter is not valid YAML"
+        )
+
+        write(tools / "resources" / "schema.sql", "create table t (id int, name text);\n")
+        out.wait_for(
+            clock + r"updated tools/resources/schema\.sql resource tool-loader:///resources/schema\.sql "
+            r"\(\d+\.\d ms\)$"
+        )
+
+        write(tools / "skills" / "pdf" / "SKILL.md", SKILL)
+        # A batch may catch the file empty mid-write (served as nothing), then its content: an update.
+        out.wait_for(
+            clock + r"(added|updated) tools/skills/pdf/SKILL\.md skill pdf( \[\+skill pdf\])? \(\d+\.\d ms\)$"
+        )
+        out.wait_for(clock + r"skills changed: \+pdf \(1 skill\)$")
+        write(tools / "skills" / "pdf" / "references" / "FORMS.md", "Fields: name.\n")
+        out.wait_for(
+            clock
+            + r"(added|updated) tools/skills/pdf/references/FORMS\.md skill file skill://pdf/references/FORMS\.md"
+        )
+
+        write(tools / "skills" / "pdf" / "SKILL.md", BROKEN_SKILL)
+        out.wait_for(
+            clock + r"failed tools/skills/pdf/SKILL\.md:2 \(still serving skill pdf\) SkillError: name 'PDF'"
+        )
+
+        (tools / "prompts" / "hello.md").unlink()
+        out.wait_for(clock + r"removed tools/prompts/hello\.md prompt hello$")
+        out.wait_for(clock + r"prompts changed: -hello \(1 prompt\)$")
+
+        process.send_signal(signal.SIGINT)
+        out.wait_for(
+            r"^live at exit: 1 tool, 1 prompt, 1 resource, 1 skill from 5 files in tools \(2 files failed\)$"
+        )
+        out.wait_for(
+            r"^  failed tools/prompts/greet\.md:4 FileComponentError: .*\(still serving the last good prompt greet\)$"
+        )
+        out.wait_for(r"^stopped watching$")
+        assert process.wait(timeout=DEADLINE) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "Traceback" not in stderr

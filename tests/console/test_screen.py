@@ -322,3 +322,55 @@ def greet(who: str) -> str:
         ]
     finally:
         terminal.close()
+
+
+PROMPT = "---\ndescription: Say hello.\n---\nHello {{who}}\n"
+BROKEN_PROMPT = "---\ntitle: Broken\narguments: [unclosed\nvalues: {}\n---\nHi\n"  # not YAML at line 4
+SKILL = "---\nname: pdf\ndescription: Fill in PDF forms.\n---\n# pdf\n"
+
+
+@pytest.mark.parametrize(("columns", "rows"), [(80, 24), (120, 40)])
+def test_prompts_resources_and_skills_have_their_table_under_the_tools_and_a_break_keeps_the_last_good(
+    tmp_path: Path, columns: int, rows: int
+) -> None:
+    tools = _folder(tmp_path)
+    write(tools / "prompts" / "greet.md", PROMPT)
+    write(tools / "resources" / "schema.sql", "create table t (id int);\n")
+    write(tools / "skills" / "pdf" / "SKILL.md", SKILL)
+    write(tools / "skills" / "pdf" / "references" / "FORMS.md", "Fields: name.\n")
+    terminal = Terminal(["watch", "st", "--no-history"], tmp_path, columns, rows)
+    try:
+        terminal.wait_text("Prompts, resources and skills")
+        lines = terminal.lines()
+        assert lines[0].startswith("watching st · 8 tools · 1 prompt, 1 resource, 1 skill · "), lines[0]
+        events, table, components = (
+            _section(lines, "Recent events"),
+            _section(lines, "Tools"),
+            _section(lines, "Prompts, resources and skills"),
+        )
+        assert events < table < components
+        shown = {
+            line.split()[1]: line for line in lines[components + 2 :] if line and not line.startswith("…")
+        }
+        assert shown["greet"].split()[0] == "prompt" and shown["greet"].endswith(" ok"), shown
+        assert shown["pdf"].split()[0] == "skill" and "2 files" in shown["pdf"] and "serving" in shown["pdf"]
+        assert any(name.startswith("tool-loader:///") for name in shown)
+        assert max(len(line) for line in lines) <= columns
+
+        (tools / "prompts" / "greet.md").write_text(BROKEN_PROMPT)
+        terminal.wait_text("Problems (1)")
+        terminal.wait_for(
+            lambda lines: any(line.startswith("prompt ") and line.endswith("last good") for line in lines),
+            "the prompt's row on its last good version",
+        )
+        lines = terminal.lines()
+        problem = lines[_section(lines, "Problems") + 1]
+        assert problem.startswith("failed ") and "st/prompts/greet.md:4" in problem, problem
+        assert "still serving the last good prompt greet" in " ".join(
+            lines[1 : _section(lines, "Recent events")]
+        )
+        assert max(len(line) for line in lines) <= columns
+    finally:
+        code = terminal.interrupt_and_wait()
+    assert code == 0
+    assert b"Traceback" not in terminal.raw

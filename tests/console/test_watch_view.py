@@ -11,7 +11,7 @@ from rich.text import Text
 
 from loader.console.render import status_record
 from loader.console.watch_events import EventLine, describe_event
-from loader.console.watch_view import ToolRow, WatchFrame, render_frame
+from loader.console.watch_view import ComponentRow, ToolRow, WatchFrame, render_frame
 from loader.status import FileNote, FileState, FileStatus, LoaderEvent, LoaderEventKind, LoadErrorInfo
 
 
@@ -95,3 +95,45 @@ def test_an_event_of_a_file_that_rewrites_itself_says_its_reloads_are_slowed_dow
     line = describe_event(event).plain()
     assert line.endswith("counter rewrites itself when imported; reloads slowed down (1.0 ms)"), line
     assert status_record(status)["notes"] == ["rewrites itself when imported; reloads slowed down"]
+
+
+def _components(count: int) -> tuple[ComponentRow, ...]:
+    return tuple(
+        ComponentRow("prompt", f"prompt_{i:02d}", f"tools/prompts/p{i}.md", "Say a thing.", "ok")
+        for i in range(count)
+    )
+
+
+def test_prompts_and_resources_keep_a_third_of_the_room_under_many_tools_and_say_what_was_cut() -> None:
+    frame = WatchFrame(
+        "tools",
+        _tools(30),
+        (),
+        _events(3),
+        keep_events=10,
+        components=_components(20),
+        components_phrase="20 prompts",
+    )
+    lines = _screen(frame, 80, 24)
+    assert len(lines) <= 24 and max(map(len, lines)) <= 80
+    assert lines[0].startswith("watching tools · 30 tools · 20 prompts · all files load")
+    tools, components = lines.index("Tools"), lines.index("Prompts, resources and skills")
+    assert tools < components
+    shown = [line for line in lines[components + 2 :] if line.startswith("prompt ")]
+    assert len(shown) >= 3 and len(lines) - components >= (24 - tools) // 3
+    assert lines[-1] == f"… and {20 - len(shown)} more (tool-loader list)"
+    assert lines[components - 1].startswith("… and ") and lines[components - 1].endswith(
+        "more tools (tool-loader list)"
+    )
+
+
+def test_a_folder_of_prompts_alone_shows_them_whole_under_no_tools_yet() -> None:
+    frame = WatchFrame(
+        "tools", (), (), (), keep_events=10, components=_components(2), components_phrase="2 prompts"
+    )
+    lines = _screen(frame, 80, 24)
+    assert "no tools yet: add a tool file to a watched folder" in lines
+    assert [line.split()[:2] for line in lines if line.startswith("prompt ")] == [
+        ["prompt", "prompt_00"],
+        ["prompt", "prompt_01"],
+    ]
