@@ -45,7 +45,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool
+from .discovery import DiscoveryMode
 from .live import ToolSource, failed, input_schema, registry_of, result_text
+from .offer import ToolOffer
 
 __all__ = ["LiveTool", "LiveToolset"]
 
@@ -102,6 +104,7 @@ class LiveToolset(BaseToolset):
         *,
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
+        discovery: DiscoveryMode = "all",
     ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
@@ -109,11 +112,14 @@ class LiveToolset(BaseToolset):
             source: Where the tools come from; it keeps loading and reloading on its own.
             tool_filter: ADK's filter: a predicate, or the names to offer.
             tool_name_prefix: ADK's prefix for the offered names (``prefix_name``).
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
         """
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self._use_invocation_cache = False  # the per-invocation cache would hide changes for a whole run
         self._registry = registry_of(source)
-        self._cached: tuple[int, list[LiveTool]] = (-1, [])
+        self._offer = ToolOffer(self._registry, discovery=discovery)
+        self._cached: tuple[RegistrySnapshot | None, list[LiveTool]] = (None, [])
 
     @property
     def registry(self) -> ToolRegistry:
@@ -121,12 +127,12 @@ class LiveToolset(BaseToolset):
         return self._registry
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
-        """The tools of ``snapshot`` (default: the current one), each bound to it."""
-        snapshot = snapshot or self._registry.snapshot()
-        generation, tools = self._cached
-        if generation != snapshot.generation:  # two requests racing here build the same list twice
+        """The tools of ``snapshot`` (default: this request's), each bound to it."""
+        snapshot = snapshot or self._offer.step()
+        cached, tools = self._cached
+        if cached is not snapshot:  # two requests racing here build the same list twice
             tools = [LiveTool(snapshot, tool) for tool in snapshot.tools()]
-            self._cached = (snapshot.generation, tools)
+            self._cached = (snapshot, tools)
         return tools
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:

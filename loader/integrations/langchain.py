@@ -52,8 +52,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, ToolResult
-from .discovery import DiscoveryMode, search_view
+from .discovery import DiscoveryMode
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
 
 __all__ = ["LiveTool", "LiveToolsMiddleware"]
 
@@ -180,9 +181,9 @@ class LiveToolsMiddleware(AgentMiddleware):
         self._registry = registry_of(source)
         self._pins = _Pins(max_pins)
         self._cache_lock = threading.Lock()
-        self._cached: tuple[int, list[LiveTool]] = (-1, [])
+        self._cached: tuple[RegistrySnapshot | None, list[LiveTool]] = (None, [])
         self._own: set[str] = set()
-        self._view = search_view(self._registry) if discovery == "search" else None
+        self._offering = ToolOffer(self._registry, discovery=discovery)
 
     @property
     def registry(self) -> ToolRegistry:
@@ -191,16 +192,16 @@ class LiveToolsMiddleware(AgentMiddleware):
 
     def _current(self) -> RegistrySnapshot:
         """The registry's current snapshot, or in search mode the two-tool view of it."""
-        return self._view if self._view is not None else self._registry.snapshot()
+        return self._offering.step()
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
         """The tools of ``snapshot`` (default: the current one) as pinned ``BaseTool`` s."""
         snapshot = snapshot or self._current()
         with self._cache_lock:
-            generation, tools = self._cached
-            if generation != snapshot.generation:
+            cached, tools = self._cached
+            if cached is not snapshot:
                 tools = [LiveTool.pinned(snapshot, tool) for tool in snapshot.tools()]
-                self._cached = (snapshot.generation, tools)
+                self._cached = (snapshot, tools)
             return tools
 
     # -- model calls ------------------------------------------------------------------

@@ -51,7 +51,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ..registry.snapshot import RegistrySnapshot
 from ..types import AgentTool, ToolResult
+from .discovery import DiscoveryMode
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
 
 __all__ = ["LiveAgent", "LiveToolError"]
 
@@ -133,18 +135,32 @@ class LiveAgent(Agent[TContext], Generic[TContext]):
     tool_error_function: ToolErrorFunction | None = None
     """How a live tool's error reaches the model; None: the error result's own text."""
 
-    _live_cache: tuple[int, list[Tool]] = field(default=(-1, []), init=False, repr=False, compare=False)
+    discovery: DiscoveryMode = "all"
+    """``"search"``: offer ``search_tools`` and ``call_tool`` instead of every tool."""
+
+    _live_cache: tuple[RegistrySnapshot | None, list[Tool]] = field(
+        default=(None, []), init=False, repr=False, compare=False
+    )
+    _tool_offer: ToolOffer | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _offer(self, source: ToolSource) -> ToolOffer:
+        """The offer for ``source`` and the options as they are now (fields may be reassigned)."""
+        registry = registry_of(source)
+        offer = self._tool_offer
+        if offer is None or offer.registry is not registry or offer.discovery != self.discovery:
+            offer = self._tool_offer = ToolOffer(registry, discovery=self.discovery)
+        return offer
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[Tool]:
-        """The tools of ``snapshot`` (default: the current one) as ``FunctionTool`` s bound to it."""
+        """The tools of ``snapshot`` (default: this turn's) as ``FunctionTool`` s bound to it."""
         if self.tool_source is None:
             return []
-        snapshot = snapshot or registry_of(self.tool_source).snapshot()
-        generation, tools = self._live_cache
-        if generation != snapshot.generation:  # two turns racing here build the same list twice
+        snapshot = snapshot or self._offer(self.tool_source).step()
+        cached, tools = self._live_cache
+        if cached is not snapshot:  # two turns racing here build the same list twice
             error_function = self.tool_error_function
             tools = [_function_tool(snapshot, tool, error_function) for tool in snapshot.tools()]
-            self._live_cache = (snapshot.generation, tools)
+            self._live_cache = (snapshot, tools)
         return tools
 
     async def get_all_tools(self, run_context: RunContextWrapper[TContext]) -> list[Tool]:

@@ -23,7 +23,7 @@ import copy
 import logging
 import threading
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 try:
@@ -46,11 +46,14 @@ from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..tools.strands_function import StrandsFunctionTool
 from ..types import AgentTool, ToolSpec, new_tool_use_id
+from .discovery import DiscoveryMode
 from .live import ToolSource, registry_of
+from .offer import ToolOffer
 
 if TYPE_CHECKING:
     from strands import Agent
 
+    from ..registry.snapshot import RegistrySnapshot
     from ..registry.tool_registry import ToolRegistry
 
 __all__ = ["LoaderToolProvider", "StrandsContextHandlers", "StrandsFunctionTool", "StrandsToolAdapter"]
@@ -67,9 +70,18 @@ class StrandsToolAdapter(StrandsAgentTool):
     result naming the tools still available.
     """
 
-    def __init__(self, registry: ToolRegistry, name: str, tool: AgentTool) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        tool: AgentTool,
+        *,
+        current: Callable[[], RegistrySnapshot] | None = None,
+    ) -> None:
+        """Tool ``name``, looked up in the snapshot ``current`` gives (default: ``registry``'s)."""
         super().__init__()
         self._registry = registry
+        self._current = current or registry.snapshot
         self._name = name
         self._last_spec: ToolSpec = tool.tool_spec
         self._last_type = tool.tool_type
@@ -81,7 +93,7 @@ class StrandsToolAdapter(StrandsAgentTool):
     @property
     def tool_spec(self) -> StrandsToolSpec:
         """A deep copy of the current spec: Strands normalises specs in place."""
-        current = self._registry.get(self._name)
+        current = self._current().get(self._name)
         if current is not None:
             self._last_spec = current.tool_spec
             self._last_type = current.tool_type
@@ -110,7 +122,7 @@ class StrandsToolAdapter(StrandsAgentTool):
         """
         handlers = StrandsContextHandlers(invocation_state.get(CONTEXT_HANDLERS_KEY))
         call = asyncio.ensure_future(
-            self._registry.snapshot().ainvoke(
+            self._current().ainvoke(
                 self._name,
                 tool_use.get("input"),
                 tool_use_id=tool_use.get("toolUseId") or new_tool_use_id(),
@@ -189,12 +201,12 @@ class StrandsContextHandlers(ContextHandlers):
 
 
 class _AgentSync:
-    """What one agent was last given: the registry generation, our adapters in it, the names we left alone."""
+    """What one agent was last given: the snapshot, our adapters in it, the names we left alone."""
 
-    __slots__ = ("adapters", "generation", "skipped")
+    __slots__ = ("adapters", "skipped", "snapshot")
 
     def __init__(self) -> None:
-        self.generation = -1
+        self.snapshot: RegistrySnapshot | None = None
         self.adapters: dict[str, StrandsToolAdapter] = {}
         self.skipped: set[str] = set()
 
@@ -210,15 +222,20 @@ class LoaderToolProvider(ToolProvider, Plugin):
     (with a warning) rather than replaced.
     """
 
-    def __init__(self, source: ToolSource, *, name: str = "tool-loader") -> None:
+    def __init__(
+        self, source: ToolSource, *, name: str = "tool-loader", discovery: DiscoveryMode = "all"
+    ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         Args:
             source: Where the tools come from; it keeps loading and reloading on its own.
             name: The plugin name; give each provider on one agent its own.
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
         """
         self._plugin_name = name
         self._registry = registry_of(source)
+        self._offer = ToolOffer(self._registry, discovery=discovery)
         self._adapters: dict[str, StrandsToolAdapter] = {}
         self._agents: weakref.WeakKeyDictionary[Any, _AgentSync] = weakref.WeakKeyDictionary()
         self._consumers: set[Any] = set()
@@ -235,8 +252,8 @@ class LoaderToolProvider(ToolProvider, Plugin):
         return self._registry
 
     def adapters(self) -> list[StrandsToolAdapter]:
-        """Adapters for every tool the registry serves now, in name order."""
-        snapshot = self._registry.snapshot()
+        """Adapters for every tool offered now, in name order."""
+        snapshot = self._offer.step()
         with self._lock:
             tools = {name: tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None}
             return [self._adapter(name, tool) for name, tool in tools.items()]
@@ -244,7 +261,7 @@ class LoaderToolProvider(ToolProvider, Plugin):
     def _adapter(self, name: str, tool: AgentTool) -> StrandsToolAdapter:
         adapter = self._adapters.get(name)
         if adapter is None:
-            adapter = StrandsToolAdapter(self._registry, name, tool)
+            adapter = StrandsToolAdapter(self._registry, name, tool, current=self._offer.step)
             self._adapters[name] = adapter
         return adapter
 
@@ -281,14 +298,14 @@ class LoaderToolProvider(ToolProvider, Plugin):
         """Bring ``agent``'s tool registry in line with ours: add new tools, drop removed ones.
 
         Changed tools need nothing: adapters resolve the current version. A
-        no-op (one generation comparison) when nothing changed since last time.
+        no-op (one snapshot comparison) when nothing changed since last time.
         """
-        snapshot = self._registry.snapshot()
+        snapshot = self._offer.step()
         with self._lock:
             state = self._agents.get(agent)
             if state is None:
                 state = self._agents[agent] = _AgentSync()
-            if state.generation == snapshot.generation:
+            if state.snapshot is snapshot:
                 return
             target = agent.tool_registry
             current = {name: tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None}
@@ -312,7 +329,7 @@ class LoaderToolProvider(ToolProvider, Plugin):
                     target.dynamic_tools.pop(name, None)
                     logger.debug("tool_name=<%s> | removed tool from agent", name)
             state.skipped &= current.keys()
-            state.generation = snapshot.generation
+            state.snapshot = snapshot
 
 
 def _register(target: Any, adapter: StrandsToolAdapter) -> str | None:

@@ -13,6 +13,7 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel
 from live_agents import Brain, Driver, Offer, Result, own_greet
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.openai_agents import LiveAgent, LiveToolError
 from loader.reload.loader import ToolLoader
 
@@ -29,7 +30,14 @@ def _output_text(output: Any) -> str:
 class OpenAIAgentsDriver(Driver):
     """One ``LiveAgent``, built once around a ``ScriptedModel`` whose every step asks the current brain."""
 
-    def __init__(self, loader: ToolLoader, *, tools: Sequence[Any] = (), mode: str = "run_sync") -> None:
+    def __init__(
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[Any] = (),
+        mode: str = "run_sync",
+        discovery: DiscoveryMode = "all",
+    ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
         self.model = ScriptedModel()
@@ -37,7 +45,12 @@ class OpenAIAgentsDriver(Driver):
         self.errors: list[Exception] = []
         self.result: RunResult | None = None
         self.agent: LiveAgent[Any] = LiveAgent(
-            name="a", model=self.model, tools=list(tools), tool_source=loader, tool_error_function=self._word
+            name="a",
+            model=self.model,
+            tools=list(tools),
+            tool_source=loader,
+            tool_error_function=self._word,
+            discovery=discovery,
         )
 
     def _word(self, ctx: Any, error: Exception) -> str:

@@ -9,6 +9,7 @@ its own module (``test_langchain.py`` ...).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_drivers import Agent, agents
@@ -17,6 +18,7 @@ from live_agents import (
     MEDIA_TOOLS,
     WEATHER_TOOL,
     Brain,
+    Step,
     check_failures,
     failing_tools_loader,
     first_step,
@@ -145,3 +147,34 @@ def test_fuzz_every_call_runs_the_version_its_step_offered(
     assert mixed_calls(brain) == []
     assert len({offered_version(step.offered["ver"]) for step, _, _ in answered}) == 50  # newer every step
     assert written() > 50
+
+
+@pytest.mark.parametrize("agent", agents())
+def test_search_discovery_finds_and_calls_a_tool_saved_after_the_agent_was_built(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    loader = make_loader(tools_dir)
+    driver = agent.build(loader, discovery="search")
+
+    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        if step.index == 0:
+            write(tools_dir / "wave.py", versioned_tool("wave", 1))
+            wait_serving(loader, "wave", 1)
+            return [("search_tools", {"query": "wave version"})]
+        if step.index == 1:  # one call a step: smolagents ends a step at its first failing call
+            return [("call_tool", {"name": "wave", "arguments": {"who": "x"}})]
+        if step.index == 2:
+            return [("call_tool", {"name": "wave_hand", "arguments": {}})]
+        return []
+
+    brain = Brain(plan)
+    driver.run(brain, max_steps=5)
+    assert [set(step.offered) for step in brain.steps] == [{"search_tools", "call_tool"}] * 4
+    results = driver.results(brain)
+    found, error = results["call_1"]
+    assert not error and '"name": "wave"' in found, results["call_1"]
+    assert results["call_2"] == ("wave v1 for x", False)
+    text, error = results["call_3"]
+    assert error and "Unknown tool: wave_hand" in text, results["call_3"]
+    assert '"name": "wave"' in brain.results["call_3"].text  # the candidates, as the model read them

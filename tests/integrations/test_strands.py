@@ -110,14 +110,15 @@ def say(text: str) -> list[dict[str, Any]]:
     return [{"text": text}]
 
 
-def results(agent: Agent) -> dict[str, tuple[str, str]]:
-    """Every tool result in the conversation: toolUseId -> (status, first text)."""
+def results(agent: Agent, *, whole: bool = False) -> dict[str, tuple[str, str]]:
+    """Every tool result in the conversation: toolUseId -> (status, first text; ``whole``: every block's text)."""
     found: dict[str, tuple[str, str]] = {}
     for message in agent.messages:
         for block in message["content"]:
             if "toolResult" in block:
                 result = block["toolResult"]
-                found[result["toolUseId"]] = (result["status"], result["content"][0].get("text", ""))
+                texts = [item.get("text") or json.dumps(item.get("json")) for item in result["content"]]
+                found[result["toolUseId"]] = (result["status"], "\n".join(texts) if whole else texts[0])
     return found
 
 
@@ -293,6 +294,34 @@ def test_provider_accepts_a_bare_registry_and_lists_adapters(
     assert greet is not None
     assert adapters[1].tool_spec == greet.tool_spec
     assert adapters[1].tool_spec is not greet.tool_spec
+
+
+def test_search_discovery_finds_and_calls_a_tool_saved_after_the_provider_was_built(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "greet.py", GREET_V1)
+    loader = make_loader(tools_dir)
+    model = ScriptedModel()
+    agent = Agent(
+        model=model, plugins=[LoaderToolProvider(loader, discovery="search")], callback_handler=None
+    )
+
+    generation = loader.registry.generation
+    write(tools_dir / "wave.py", GREET_V1.replace("greet", "wave").replace("Greet", "Wave at"))
+    eventually(changed(loader, generation), message="wave.py loaded")
+    model.script(
+        use("search_tools", "t1", query="wave at someone"),
+        use("call_tool", "t2", name="wave", arguments={"name": "x"}),
+        use("call_tool", "t3", name="wave_hand", arguments={}),
+        say("done"),
+    )
+    agent("wave")
+    assert model.offered == [["call_tool", "search_tools"]] * 4
+    found = results(agent, whole=True)
+    assert found["t1"][0] == "success" and '"name": "wave"' in found["t1"][1]
+    assert found["t2"] == ("success", "hello x")
+    assert found["t3"][0] == "error"
+    assert "Unknown tool: wave_hand" in found["t3"][1] and '"name": "wave"' in found["t3"][1]
 
 
 # -- Strands tool files in the loader ----------------------------------------------
