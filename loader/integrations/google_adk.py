@@ -26,6 +26,8 @@ Google ADK is an optional extra: ``google-adk``.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from typing import Any
 
 try:
@@ -48,6 +50,7 @@ from ..types import AgentTool
 from .discovery import DiscoveryMode
 from .live import ToolSource, failed, input_schema, registry_of, result_text
 from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 __all__ = ["LiveTool", "LiveToolset"]
 
@@ -55,6 +58,9 @@ logger = logging.getLogger(__name__)
 
 LIVE_TOOL_ERROR = "LIVE_TOOL_ERROR"
 """The error type ADK's telemetry records for a live tool's error result."""
+
+MAX_SKILL_RUNS = 256
+"""How many invocations keep the skills they activated (oldest forgotten first)."""
 
 
 class LiveTool(BaseTool):
@@ -105,6 +111,7 @@ class LiveToolset(BaseToolset):
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
@@ -114,11 +121,15 @@ class LiveToolset(BaseToolset):
             tool_name_prefix: ADK's prefix for the offered names (``prefix_name``).
             discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
                 (``loader.integrations.discovery``).
+            skills: ``"on-activation"`` offers a skill's tools only once the invocation called
+                ``activate_skill`` for it (``loader.integrations.skills``).
         """
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self._use_invocation_cache = False  # the per-invocation cache would hide changes for a whole run
         self._registry = registry_of(source)
-        self._offer = ToolOffer(self._registry, discovery=discovery)
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
+        self._skill_runs: OrderedDict[str, SkillRun] = OrderedDict()
+        self._lock = threading.Lock()
         self._cached: tuple[RegistrySnapshot | None, list[LiveTool]] = (None, [])
 
     @property
@@ -135,6 +146,21 @@ class LiveToolset(BaseToolset):
             self._cached = (snapshot, tools)
         return tools
 
+    def _skill_run(self, readonly_context: ReadonlyContext | None) -> SkillRun | None:
+        """The skills the invocation asking activated (None unless ``skills="on-activation"``)."""
+        if not self._offer.per_run or readonly_context is None:
+            return None
+        invocation = readonly_context.invocation_id
+        with self._lock:
+            run = self._skill_runs.get(invocation)
+            if run is None:
+                run = self._skill_runs[invocation] = SkillRun(self._registry)
+                while len(self._skill_runs) > MAX_SKILL_RUNS:
+                    self._skill_runs.popitem(last=False)
+            return run
+
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """The current snapshot's tools that pass the filter."""
-        return [tool for tool in self.live_tools() if self._is_tool_selected(tool, readonly_context)]
+        """This request's snapshot's tools that pass the filter."""
+        snapshot = self._offer.step(self._skill_run(readonly_context))
+        live = self.live_tools(snapshot)
+        return [tool for tool in live if self._is_tool_selected(tool, readonly_context)]

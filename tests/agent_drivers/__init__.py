@@ -18,6 +18,7 @@ from live_agents import Driver
 from support import require_module
 
 from loader.integrations.discovery import DiscoveryMode
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 __all__ = ["FRAMEWORKS", "Agent", "Framework", "agents"]
@@ -58,13 +59,19 @@ class Agent:
     mode: str
 
     def build(
-        self, loader: ToolLoader, *, own_greet: bool = False, discovery: DiscoveryMode = "all"
+        self,
+        loader: ToolLoader,
+        *,
+        own_greet: bool = False,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> Driver:
         """The framework's driver around ``loader`` (with the agent's own ``greet`` tool if asked)."""
         driver_class = self.framework.driver_class()
         tools = [driver_class.own_greet()] if own_greet else []
-        make: Callable[..., Driver] = driver_class  # every driver takes (loader, *, tools, mode, discovery)
-        return make(loader, tools=tools, mode=self.mode, discovery=discovery)
+        # every driver takes (loader, *, tools, mode, discovery, skills)
+        make: Callable[..., Driver] = driver_class
+        return make(loader, tools=tools, mode=self.mode, discovery=discovery, skills=skills)
 
 
 def agents(*, modes: bool = False, without: Iterable[str] = ()) -> list[Any]:

@@ -17,6 +17,7 @@ from live_agents import Brain, Driver, Offer, Result, own_greet
 
 from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.google_adk import LiveToolset
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -61,9 +62,10 @@ class GoogleADKDriver(Driver):
         tools: Sequence[Any] = (),
         mode: str = "run_async",
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.llm = BrainLlm()
-        self.toolset = LiveToolset(loader, discovery=discovery)
+        self.toolset = LiveToolset(loader, discovery=discovery, skills=skills)
         self.agent = LlmAgent(name="a", model=self.llm, tools=[*tools, self.toolset])
         self.runner = InMemoryRunner(agent=self.agent, app_name="live")
         self.mode = mode

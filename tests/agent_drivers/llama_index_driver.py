@@ -15,6 +15,7 @@ from llama_index.core.tools import BaseTool
 
 from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.llama_index import LiveToolRetriever
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -31,6 +32,7 @@ class LlamaIndexDriver(Driver):
         tools: Sequence[BaseTool] = (),
         mode: str = "streaming",
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.brain: Brain | None = None
         self.seen_tools: list[dict[str, Any]] = []
@@ -39,7 +41,7 @@ class LlamaIndexDriver(Driver):
         self.agent = FunctionAgent(
             llm=self.llm,
             tools=list(tools) or None,
-            tool_retriever=LiveToolRetriever(loader, discovery=discovery),
+            tool_retriever=LiveToolRetriever(loader, discovery=discovery, skills=skills),
             streaming=mode == "streaming",
         )
 

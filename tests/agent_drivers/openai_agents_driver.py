@@ -15,6 +15,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.openai_agents import LiveAgent, LiveToolError
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 ERROR_PREFIX = "failed: "
@@ -37,6 +38,7 @@ class OpenAIAgentsDriver(Driver):
         tools: Sequence[Any] = (),
         mode: str = "run_sync",
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
@@ -51,6 +53,7 @@ class OpenAIAgentsDriver(Driver):
             tool_source=loader,
             tool_error_function=self._word,
             discovery=discovery,
+            skills=skills,
         )
 
     def _word(self, ctx: Any, error: Exception) -> str:

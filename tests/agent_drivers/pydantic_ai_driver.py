@@ -24,6 +24,7 @@ from pydantic_ai.usage import UsageLimits
 
 from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.pydantic_ai import LiveToolset
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -40,12 +41,13 @@ class PydanticAIDriver(Driver):
         tools: Sequence[Tool[None]] = (),
         toolset: LiveToolset | None = None,
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
         self.seen_tools: list[ToolDefinition] = []
         self.returns: dict[str, ToolReturnPart | RetryPromptPart] = {}
-        self.toolset = toolset or LiveToolset(loader, discovery=discovery)
+        self.toolset = toolset or LiveToolset(loader, discovery=discovery, skills=skills)
         self.agent = Agent(FunctionModel(self._respond), tools=tools, toolsets=[self.toolset])
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

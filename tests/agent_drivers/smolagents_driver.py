@@ -20,6 +20,7 @@ from smolagents.models import (  # type: ignore[import-untyped]
 from smolagents.monitoring import LogLevel  # type: ignore[import-untyped]
 
 from loader.integrations.discovery import DiscoveryMode
+from loader.integrations.skills import SkillsMode
 from loader.integrations.smolagents import LiveTool, LiveTools
 from loader.reload.loader import ToolLoader
 
@@ -86,9 +87,10 @@ class SmolagentsDriver(Driver):
         tools: Sequence[Tool] = (),
         mode: str = "run",
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.model = BrainModel()
-        self.live = LiveTools(loader, discovery=discovery)
+        self.live = LiveTools(loader, discovery=discovery, skills=skills)
         self.agent = self.live.attach(
             ToolCallingAgent(tools=list(tools), model=self.model, verbosity_level=LogLevel.OFF)
         )

@@ -178,3 +178,43 @@ def test_search_discovery_finds_and_calls_a_tool_saved_after_the_agent_was_built
     text, error = results["call_3"]
     assert error and "Unknown tool: wave_hand" in text, results["call_3"]
     assert '"name": "wave"' in brain.results["call_3"].text  # the candidates, as the model read them
+
+
+SKILL_MD = "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\nCall fill_form once per form.\n"
+
+
+# LlamaIndex's retriever is not told which run asks: test_llama_index.py checks that it refuses.
+@pytest.mark.parametrize("agent", agents(modes=True, without=["llama_index"]))
+def test_a_skills_tools_are_offered_only_after_activate_skill_and_for_that_run_only(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", SKILL_MD)
+    write(tools_dir / "skills" / "pdf-forms" / "tools" / "fill_form.py", versioned_tool("fill_form", 1))
+    loader = make_loader(tools_dir, watch=False)
+    assert loader.registry.get("fill_form") is not None  # listed like any tool, outside the adapter
+    driver = agent.build(loader, skills="on-activation")
+
+    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        calls = {0: [("activate_skill", {"name": "pdf-forms"})], 1: [("fill_form", {"who": "ada"})]}
+        return calls.get(step.index, [])
+
+    brain = Brain(plan)
+    driver.run(brain, max_steps=4)
+    assert [sorted(step.offered) for step in brain.steps] == [
+        ["activate_skill", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+    ]
+    assert "- pdf-forms: Fill PDF forms. (tools: fill_form)" in brain.steps[0].offered["activate_skill"]
+    assert driver.results(brain) == {
+        "call_1": ("Call fill_form once per form.", False),
+        "call_2": ("fill_form v1 for ada", False),
+    }
+
+    # The same agent, a new run: the skill has to be activated again.
+    driver.between_runs()
+    again = Brain(first_step(("greet", {"who": "bo"})))
+    driver.run(again, max_steps=3)
+    assert sorted(again.steps[0].offered) == ["activate_skill", "greet"]
+    assert driver.results(again) == {"call_1": ("greet v1 for bo", False)}

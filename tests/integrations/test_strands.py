@@ -324,6 +324,41 @@ def test_search_discovery_finds_and_calls_a_tool_saved_after_the_provider_was_bu
     assert "Unknown tool: wave_hand" in found["t3"][1] and '"name": "wave"' in found["t3"][1]
 
 
+SKILL_MD = "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\nCall fill_form once per form.\n"
+
+
+def test_a_skills_tools_are_offered_only_after_activate_skill_and_for_that_invocation_only(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "greet.py", GREET_V1)
+    write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", SKILL_MD)
+    write(
+        tools_dir / "skills" / "pdf-forms" / "tools" / "fill_form.py", GREET_V1.replace("greet", "fill_form")
+    )
+    loader = make_loader(tools_dir, watch=False)
+    model = ScriptedModel(
+        use("activate_skill", "t1", name="pdf-forms"), use("fill_form", "t2", name="ada"), say("done")
+    )
+    provider = LoaderToolProvider(loader, skills="on-activation")
+    agent = Agent(model=model, plugins=[provider], callback_handler=None)
+    agent("fill the form")
+    assert model.offered == [
+        ["activate_skill", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+    ]
+    assert results(agent)["t1"] == ("success", "Call fill_form once per form.")
+    assert results(agent)["t2"] == ("success", "hello ada")
+
+    model.script(use("greet", "t3", name="bo"), say("done"))
+    agent("again")  # a new invocation: the skill has to be activated again
+    assert model.offered[3:] == [["activate_skill", "greet"]] * 2
+    assert results(agent)["t3"] == ("success", "hello bo")
+
+    with pytest.raises(ValueError, match="use Agent\\(plugins=\\[provider\\]\\)"):
+        Agent(model=ScriptedModel(), tools=[provider], callback_handler=None)
+
+
 # -- Strands tool files in the loader ----------------------------------------------
 
 STRANDS_TOOLS = '''
