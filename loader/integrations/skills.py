@@ -37,21 +37,36 @@ SkillsMode: TypeAlias = Literal["listed", "on-activation"]
 ACTIVATE_SKILL = "activate_skill"
 
 
-def skill_tools(snapshot: RegistrySnapshot) -> dict[str, list[str]]:
-    """Each skill of ``snapshot`` (by its path below ``skills/``) -> the names of its tools, sorted."""
-    skills = [c for c in snapshot.components(ComponentKind.SKILL) if isinstance(c, Skill)]
-    found: dict[str, list[str]] = {skill.key: [] for skill in skills}
-    folders = skill_folders(skills)
-    if not folders:
-        return found
-    for tool in snapshot.tools():
-        key = skill_of_tool(tool.source_file, folders)
-        if key is not None:
-            found[key].append(tool.tool_name)
-    return found
+class _LastSkillTools:
+    """``skill_tools`` of the snapshot last asked about: every run's view of one generation needs it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[RegistrySnapshot, dict[str, tuple[str, ...]]] | None = None
+
+    def __call__(self, snapshot: RegistrySnapshot) -> dict[str, tuple[str, ...]]:
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] is snapshot:
+            return last[1]
+        skills = [c for c in snapshot.components(ComponentKind.SKILL) if isinstance(c, Skill)]
+        found: dict[str, list[str]] = {skill.key: [] for skill in skills}
+        folders = skill_folders(skills)
+        for tool in snapshot.tools() if folders else ():  # a walk over every tool: worth keeping
+            key = skill_of_tool(tool.source_file, folders)
+            if key is not None:
+                found[key].append(tool.tool_name)
+        tools = {key: tuple(names) for key, names in found.items()}
+        with self._lock:
+            self._last = (snapshot, tools)
+        return tools
 
 
-def _describe(skills: dict[str, Skill], tools: dict[str, list[str]]) -> str:
+skill_tools = _LastSkillTools()
+"""Each skill of a snapshot (by its path below ``skills/``) -> the names of its tools, in name order."""
+
+
+def _describe(skills: dict[str, Skill], tools: dict[str, tuple[str, ...]]) -> str:
     lines = [
         "Activate a skill: returns its instructions (its SKILL.md). "
         "A skill's tools are offered to you from your next step on.",
@@ -64,7 +79,7 @@ def _describe(skills: dict[str, Skill], tools: dict[str, list[str]]) -> str:
 
 
 def _activate_tool(
-    snapshot: RegistrySnapshot, run: SkillRun, tools: dict[str, list[str]]
+    snapshot: RegistrySnapshot, run: SkillRun, tools: dict[str, tuple[str, ...]]
 ) -> FunctionTool[..., str | ToolResult]:
     skills = {c.key: c for c in snapshot.components(ComponentKind.SKILL) if isinstance(c, Skill)}
 

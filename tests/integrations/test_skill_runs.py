@@ -35,7 +35,7 @@ def test_a_runs_view_hides_a_skills_tools_until_activate_skill_ran(
     write_skill(tools_dir, "notes", "Take notes.", "Write short notes.")
     loader = make_loader(tools_dir, watch=False)
     snapshot = loader.registry.snapshot()
-    assert skill_tools(snapshot) == {"notes": [], "pdf-forms": ["fill_form", "sign_form"]}
+    assert skill_tools(snapshot) == {"notes": (), "pdf-forms": ("fill_form", "sign_form")}
 
     run = SkillRun(loader.registry)
     view = run.view()
