@@ -26,6 +26,8 @@ Google ADK is an optional extra: ``google-adk``.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from typing import Any
 
 try:
@@ -45,7 +47,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool
+from .discovery import DiscoveryMode
 from .live import ToolSource, failed, input_schema, registry_of, result_text
+from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 __all__ = ["LiveTool", "LiveToolset"]
 
@@ -53,6 +58,9 @@ logger = logging.getLogger(__name__)
 
 LIVE_TOOL_ERROR = "LIVE_TOOL_ERROR"
 """The error type ADK's telemetry records for a live tool's error result."""
+
+MAX_SKILL_RUNS = 256
+"""How many invocations keep the skills they activated (oldest forgotten first)."""
 
 
 class LiveTool(BaseTool):
@@ -102,6 +110,8 @@ class LiveToolset(BaseToolset):
         *,
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
@@ -109,11 +119,18 @@ class LiveToolset(BaseToolset):
             source: Where the tools come from; it keeps loading and reloading on its own.
             tool_filter: ADK's filter: a predicate, or the names to offer.
             tool_name_prefix: ADK's prefix for the offered names (``prefix_name``).
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
+            skills: ``"on-activation"`` offers a skill's tools only once the invocation called
+                ``activate_skill`` for it (``loader.integrations.skills``).
         """
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self._use_invocation_cache = False  # the per-invocation cache would hide changes for a whole run
         self._registry = registry_of(source)
-        self._cached: tuple[int, list[LiveTool]] = (-1, [])
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
+        self._skill_runs: OrderedDict[str, SkillRun] = OrderedDict()
+        self._lock = threading.Lock()
+        self._cached: tuple[RegistrySnapshot | None, list[LiveTool]] = (None, [])
 
     @property
     def registry(self) -> ToolRegistry:
@@ -121,14 +138,29 @@ class LiveToolset(BaseToolset):
         return self._registry
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
-        """The tools of ``snapshot`` (default: the current one), each bound to it."""
-        snapshot = snapshot or self._registry.snapshot()
-        generation, tools = self._cached
-        if generation != snapshot.generation:  # two requests racing here build the same list twice
+        """The tools of ``snapshot`` (default: this request's), each bound to it."""
+        snapshot = snapshot or self._offer.step()
+        cached, tools = self._cached
+        if cached is not snapshot:  # two requests racing here build the same list twice
             tools = [LiveTool(snapshot, tool) for tool in snapshot.tools()]
-            self._cached = (snapshot.generation, tools)
+            self._cached = (snapshot, tools)
         return tools
 
+    def _skill_run(self, readonly_context: ReadonlyContext | None) -> SkillRun | None:
+        """The skills the invocation asking activated (None unless ``skills="on-activation"``)."""
+        if not self._offer.per_run or readonly_context is None:
+            return None
+        invocation = readonly_context.invocation_id
+        with self._lock:
+            run = self._skill_runs.get(invocation)
+            if run is None:
+                run = self._skill_runs[invocation] = SkillRun(self._registry)
+                while len(self._skill_runs) > MAX_SKILL_RUNS:
+                    self._skill_runs.popitem(last=False)
+            return run
+
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """The current snapshot's tools that pass the filter."""
-        return [tool for tool in self.live_tools() if self._is_tool_selected(tool, readonly_context)]
+        """This request's snapshot's tools that pass the filter."""
+        snapshot = self._offer.step(self._skill_run(readonly_context))
+        live = self.live_tools(snapshot)
+        return [tool for tool in live if self._is_tool_selected(tool, readonly_context)]

@@ -27,19 +27,22 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
 try:
     from langchain.agents.middleware import (
         AgentMiddleware,
+        AgentState,
         ExtendedModelResponse,
         ModelRequest,
         ModelResponse,
         ToolCallRequest,
     )
+    from langchain.agents.middleware.types import PrivateStateAttr
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.tools import BaseTool, ToolException
     from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
+    from langgraph.runtime import Runtime
     from langgraph.types import Command
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -52,8 +55,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, ToolResult
-from .discovery import DiscoveryMode, search_view
+from .discovery import DiscoveryMode
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
+from .skills import ACTIVATE_SKILL, SkillRun, SkillsMode
 
 __all__ = ["LiveTool", "LiveToolsMiddleware"]
 
@@ -61,6 +66,20 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_PINS = 1024
 """How many tool calls keep the snapshot they were offered from (oldest forgotten first)."""
+
+SKILLS_KEY = "tool_loader_skills"
+"""The agent-state key holding the skills this run activated (``skills="on-activation"``)."""
+
+
+def _skills_update(current: list[str] | None, update: list[str] | None) -> list[str]:
+    """The state's reducer for ``SKILLS_KEY``: None starts a run with none active, a list adds to them."""
+    return [] if update is None else sorted({*(current or []), *update})
+
+
+class SkillsState(AgentState[Any]):
+    """The agent state with the skills this run activated, private to the middleware."""
+
+    tool_loader_skills: NotRequired[Annotated[list[str], PrivateStateAttr, _skills_update]]
 
 
 class LiveTool(BaseTool):
@@ -156,7 +175,7 @@ def _own_names(tools: Iterable[BaseTool | dict[str, Any]]) -> set[str]:
     return names
 
 
-class LiveToolsMiddleware(AgentMiddleware):
+class LiveToolsMiddleware(AgentMiddleware[SkillsState]):
     """The loader's tools for a LangChain agent: a fresh snapshot each model call, its calls pinned to it.
 
     Example:
@@ -164,8 +183,15 @@ class LiveToolsMiddleware(AgentMiddleware):
         >>> agent = create_agent(model, tools=[], middleware=[LiveToolsMiddleware(loader)])
     """
 
+    state_schema = SkillsState
+
     def __init__(
-        self, source: ToolSource, *, max_pins: int = DEFAULT_MAX_PINS, discovery: DiscoveryMode = "all"
+        self,
+        source: ToolSource,
+        *,
+        max_pins: int = DEFAULT_MAX_PINS,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
@@ -174,39 +200,50 @@ class LiveToolsMiddleware(AgentMiddleware):
             max_pins: How many recent tool calls remember the snapshot they were offered from.
             discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
                 (``loader.integrations.discovery``).
+            skills: ``"on-activation"`` offers a skill's tools only once the run called
+                ``activate_skill`` for it (``loader.integrations.skills``); the run's skills
+                live in the agent state, so each invocation starts with none.
         """
         super().__init__()
         self.tools: list[BaseTool] = []
         self._registry = registry_of(source)
         self._pins = _Pins(max_pins)
         self._cache_lock = threading.Lock()
-        self._cached: tuple[int, list[LiveTool]] = (-1, [])
+        self._cached: tuple[RegistrySnapshot | None, list[LiveTool]] = (None, [])
         self._own: set[str] = set()
-        self._view = search_view(self._registry) if discovery == "search" else None
+        self._offering = ToolOffer(self._registry, discovery=discovery, skills=skills)
 
     @property
     def registry(self) -> ToolRegistry:
         """The registry the tools come from."""
         return self._registry
 
-    def _current(self) -> RegistrySnapshot:
-        """The registry's current snapshot, or in search mode the two-tool view of it."""
-        return self._view if self._view is not None else self._registry.snapshot()
+    def _current(self, state: Any = None) -> RegistrySnapshot:
+        """What a step offers now: the registry's snapshot, or the search's or the run's skills' view."""
+        run = None
+        if self._offering.per_run:
+            activated = state.get(SKILLS_KEY) if isinstance(state, dict) else None
+            run = SkillRun(self._registry, activated or ())
+        return self._offering.step(run)
+
+    def before_agent(self, state: SkillsState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """A new invocation starts with no skill active (``skills="on-activation"``)."""
+        return {SKILLS_KEY: None} if self._offering.per_run else None
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[LiveTool]:
         """The tools of ``snapshot`` (default: the current one) as pinned ``BaseTool`` s."""
         snapshot = snapshot or self._current()
         with self._cache_lock:
-            generation, tools = self._cached
-            if generation != snapshot.generation:
+            cached, tools = self._cached
+            if cached is not snapshot:
                 tools = [LiveTool.pinned(snapshot, tool) for tool in snapshot.tools()]
-                self._cached = (snapshot.generation, tools)
+                self._cached = (snapshot, tools)
             return tools
 
     # -- model calls ------------------------------------------------------------------
 
     def _offer(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], RegistrySnapshot, set[str]]:
-        snapshot = self._current()
+        snapshot = self._current(request.state)
         own = _own_names(request.tools)
         self._own = own
         live = [tool for tool in self.live_tools(snapshot) if tool.name not in own]
@@ -260,7 +297,7 @@ class LiveToolsMiddleware(AgentMiddleware):
             logger.debug(
                 "tool_name=<%s>, call_id=<%s> | no pinned snapshot, using the current one", *call_key
             )
-            snapshot = self._current()
+            snapshot = self._current(request.state)
         tool = snapshot.get(call["name"])
         if tool is None:
             return self._unknown(call["name"], call_id)
@@ -273,12 +310,24 @@ class LiveToolsMiddleware(AgentMiddleware):
         )
         return ToolMessage(content, name=name, tool_call_id=call_id, status="error")
 
+    def _activated(
+        self, request: ToolCallRequest, response: ToolMessage | Command[Any]
+    ) -> ToolMessage | Command[Any]:
+        """A successful ``activate_skill`` as a state update: its skill's tools from the next step on."""
+        call = request.tool_call
+        activated = self._offering.per_run and call["name"] == ACTIVATE_SKILL
+        if not activated or not isinstance(response, ToolMessage) or response.status == "error":
+            return response
+        return Command(update={"messages": [response], SKILLS_KEY: [str(call["args"].get("name"))]})
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
         """Run a live tool's call through the snapshot its step offered."""
         resolved = self._resolve(request)
-        return resolved if isinstance(resolved, ToolMessage) else handler(resolved)
+        if isinstance(resolved, ToolMessage):
+            return resolved
+        return self._activated(request, handler(resolved))
 
     async def awrap_tool_call(
         self,
@@ -287,4 +336,6 @@ class LiveToolsMiddleware(AgentMiddleware):
     ) -> ToolMessage | Command[Any]:
         """Async ``wrap_tool_call``."""
         resolved = self._resolve(request)
-        return resolved if isinstance(resolved, ToolMessage) else await handler(resolved)
+        if isinstance(resolved, ToolMessage):
+            return resolved
+        return self._activated(request, await handler(resolved))

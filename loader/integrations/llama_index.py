@@ -44,7 +44,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, JSONSchema, ToolResult
+from .discovery import DiscoveryMode
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
+from .skills import SkillsMode
 
 __all__ = ["LiveTool", "LiveToolRetriever"]
 
@@ -120,13 +123,28 @@ class LiveToolRetriever(ObjectRetriever[BaseTool]):
         >>> agent = FunctionAgent(llm=llm, tool_retriever=LiveToolRetriever(loader))
     """
 
-    def __init__(self, source: ToolSource) -> None:
+    def __init__(
+        self, source: ToolSource, *, discovery: DiscoveryMode = "all", skills: SkillsMode = "listed"
+    ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         The base class wraps an index retriever and a node mapping; this one
-        answers from the registry, so neither is set up.
+        answers from the registry, so neither is set up. ``discovery="search"``
+        offers ``search_tools`` and ``call_tool`` instead of every tool
+        (``loader.integrations.discovery``).
+
+        Raises:
+            ValueError: ``skills="on-activation"``: a retriever is never told which run asks, so
+                it cannot keep a run's activated skills to that run.
         """
         self._registry = registry_of(source)
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
+        if self._offer.per_run:
+            raise ValueError(
+                'LiveToolRetriever cannot take skills="on-activation": LlamaIndex asks a tool retriever '
+                "for tools without saying which run asks, so a skill activated in one run could not be "
+                'kept to that run; use skills="listed" (the skill\'s tools offered like any other)'
+            )
         self._node_postprocessors = []
         self._lock = threading.Lock()
         self._offered: tuple[RegistrySnapshot, dict[str, LiveTool]] | None = None
@@ -142,8 +160,8 @@ class LiveToolRetriever(ObjectRetriever[BaseTool]):
             offered = self._offered
             if offered is not None and text in offered[1]:
                 return list(offered[1].values())  # a call, looking its tool up by name
-            snapshot = self._registry.snapshot()
-            if offered is None or offered[0].generation != snapshot.generation:
+            snapshot = self._offer.step()
+            if offered is None or offered[0] is not snapshot:
                 offered = self._offered = (
                     snapshot,
                     {t.tool_name: LiveTool(snapshot, t) for t in snapshot.tools()},

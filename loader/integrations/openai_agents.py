@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import inspect
 import json
+import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic
@@ -51,7 +52,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ..registry.snapshot import RegistrySnapshot
 from ..types import AgentTool, ToolResult
+from .discovery import DiscoveryMode
 from .live import ResultPart, ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 __all__ = ["LiveAgent", "LiveToolError"]
 
@@ -133,22 +137,54 @@ class LiveAgent(Agent[TContext], Generic[TContext]):
     tool_error_function: ToolErrorFunction | None = None
     """How a live tool's error reaches the model; None: the error result's own text."""
 
-    _live_cache: tuple[int, list[Tool]] = field(default=(-1, []), init=False, repr=False, compare=False)
+    discovery: DiscoveryMode = "all"
+    """``"search"``: offer ``search_tools`` and ``call_tool`` instead of every tool."""
 
-    def live_tools(self, snapshot: RegistrySnapshot | None = None) -> list[Tool]:
-        """The tools of ``snapshot`` (default: the current one) as ``FunctionTool`` s bound to it."""
+    skills: SkillsMode = "listed"
+    """``"on-activation"``: offer a skill's tools once the run called ``activate_skill`` for it."""
+
+    _live_cache: tuple[RegistrySnapshot | None, list[Tool]] = field(
+        default=(None, []), init=False, repr=False, compare=False
+    )
+    _tool_offer: ToolOffer | None = field(default=None, init=False, repr=False, compare=False)
+    _skill_runs: weakref.WeakKeyDictionary[RunContextWrapper[Any], SkillRun] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False
+    )
+
+    def _offer(self, source: ToolSource) -> ToolOffer:
+        """The offer for ``source`` and the options as they are now (fields may be reassigned)."""
+        registry = registry_of(source)
+        offer = self._tool_offer
+        if (
+            offer is None
+            or offer.registry is not registry
+            or (offer.discovery, offer.skills) != (self.discovery, self.skills)
+        ):
+            offer = self._tool_offer = ToolOffer(registry, discovery=self.discovery, skills=self.skills)
+        return offer
+
+    def live_tools(
+        self, snapshot: RegistrySnapshot | None = None, run_context: RunContextWrapper[Any] | None = None
+    ) -> list[Tool]:
+        """The tools of ``snapshot`` (default: this turn's of the run of ``run_context``) bound to it."""
         if self.tool_source is None:
             return []
-        snapshot = snapshot or registry_of(self.tool_source).snapshot()
-        generation, tools = self._live_cache
-        if generation != snapshot.generation:  # two turns racing here build the same list twice
+        if snapshot is None:
+            offer = self._offer(self.tool_source)
+            run = None
+            if offer.per_run and run_context is not None:  # the runner passes one context per run
+                run = self._skill_runs.setdefault(run_context, SkillRun(offer.registry))
+            snapshot = offer.step(run)
+        cached, tools = self._live_cache
+        if cached is not snapshot:  # two turns racing here build the same list twice
             error_function = self.tool_error_function
             tools = [_function_tool(snapshot, tool, error_function) for tool in snapshot.tools()]
-            self._live_cache = (snapshot.generation, tools)
+            self._live_cache = (snapshot, tools)
         return tools
 
     async def get_all_tools(self, run_context: RunContextWrapper[TContext]) -> list[Tool]:
         """The agent's own tools (and MCP tools), then this turn's snapshot of the live ones."""
         own = await super().get_all_tools(run_context)
         taken = {tool.name for tool in own}
-        return [*own, *(tool for tool in self.live_tools() if tool.name not in taken)]
+        live = self.live_tools(run_context=run_context)
+        return [*own, *(tool for tool in live if tool.name not in taken)]

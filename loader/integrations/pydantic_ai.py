@@ -42,7 +42,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..types import AgentTool, ToolResult
+from .discovery import DiscoveryMode
 from .live import ToolSource, failed, input_schema, mime_type, registry_of, result_parts
+from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 __all__ = ["LiveToolset"]
 
@@ -93,15 +96,29 @@ class LiveToolset(AbstractToolset[AgentDepsT]):
         >>> agent = Agent(model, toolsets=[LiveToolset(loader)])
     """
 
-    def __init__(self, source: ToolSource, *, id: str | None = None, max_retries: int = 1) -> None:
+    def __init__(
+        self,
+        source: ToolSource,
+        *,
+        id: str | None = None,
+        max_retries: int = 1,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         Args:
             source: Where the tools come from; it keeps loading and reloading on its own.
             id: The toolset's id (pydantic-ai wants one for durable execution).
             max_retries: Retries pydantic-ai allows a call whose arguments are not valid JSON.
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
+            skills: ``"on-activation"`` offers a skill's tools only once the run called
+                ``activate_skill`` for it (``loader.integrations.skills``).
         """
         self._registry = registry_of(source)
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
+        self._skill_run: SkillRun | None = None
         self._id = id
         self._max_retries = max_retries
         self._snapshot: RegistrySnapshot | None = None
@@ -116,18 +133,19 @@ class LiveToolset(AbstractToolset[AgentDepsT]):
         return self._registry
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
-        """A copy for this run, so concurrent runs keep their own step snapshot."""
+        """A copy for this run, so concurrent runs keep their own step snapshot and activated skills."""
         run = copy.copy(self)
         run._snapshot = None
+        run._skill_run = self._offer.run()
         return run
 
     async def for_run_step(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
         """Take this step's snapshot: the step lists and calls tools from it."""
-        self._snapshot = self._registry.snapshot()
+        self._snapshot = self._offer.step(self._skill_run)
         return self
 
     def _step_snapshot(self) -> RegistrySnapshot:
-        return self._snapshot if self._snapshot is not None else self._registry.snapshot()
+        return self._snapshot if self._snapshot is not None else self._offer.step(self._skill_run)
 
     def _listed(self, snapshot: RegistrySnapshot, tool: AgentTool) -> _SnapshotTool[AgentDepsT]:
         spec = tool.tool_spec

@@ -43,7 +43,11 @@ from typing import Any
 
 try:
     from smolagents import CodeAgent, MultiStepAgent, Tool  # type: ignore[import-untyped]  # no type hints
-    from smolagents.memory import MemoryStep, SystemPromptStep  # type: ignore[import-untyped]
+    from smolagents.memory import (  # type: ignore[import-untyped]
+        FinalAnswerStep,
+        MemoryStep,
+        SystemPromptStep,
+    )
     from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     from ..distribution import install_command
@@ -56,7 +60,10 @@ from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..spec_diff.shapes import resolve
 from ..types import AgentTool, JSONSchema
+from .discovery import DiscoveryMode
 from .live import ToolSource, failed, input_schema, registry_of, result_text
+from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 __all__ = ["LiveTool", "LiveToolError", "LiveTools", "smolagents_inputs"]
 
@@ -149,14 +156,15 @@ class LiveTool(Tool):  # type: ignore[misc]  # smolagents ships no type hints
 
 
 class _AgentSync:
-    """What one agent was last given: the registry generation, the names we put in ``agent.tools``."""
+    """What one agent was last given: the snapshot, the names we put in ``agent.tools``; its run's skills."""
 
-    __slots__ = ("generation", "names", "skipped")
+    __slots__ = ("names", "run", "skipped", "snapshot")
 
-    def __init__(self) -> None:
-        self.generation = -1
+    def __init__(self, run: SkillRun | None) -> None:
+        self.snapshot: RegistrySnapshot | None = None
         self.names: set[str] = set()
         self.skipped: set[str] = set()
+        self.run = run
 
 
 class LiveTools:
@@ -167,12 +175,21 @@ class LiveTools:
         >>> agent = LiveTools(loader).attach(ToolCallingAgent(tools=[], model=model))
     """
 
-    def __init__(self, source: ToolSource) -> None:
-        """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader)."""
+    def __init__(
+        self, source: ToolSource, *, discovery: DiscoveryMode = "all", skills: SkillsMode = "listed"
+    ) -> None:
+        """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
+
+        ``discovery="search"`` offers ``search_tools`` and ``call_tool`` instead
+        of every tool (``loader.integrations.discovery``). ``skills="on-activation"``
+        offers a skill's tools only once the run called ``activate_skill`` for it
+        (``loader.integrations.skills``); a run ends at its final-answer step.
+        """
         self._registry = registry_of(source)
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
         self._lock = threading.RLock()
         self._agents: weakref.WeakKeyDictionary[MultiStepAgent, _AgentSync] = weakref.WeakKeyDictionary()
-        self._cached: tuple[int, dict[str, LiveTool]] = (-1, {})
+        self._cached: tuple[RegistrySnapshot | None, dict[str, LiveTool]] = (None, {})
 
     @property
     def registry(self) -> ToolRegistry:
@@ -180,11 +197,11 @@ class LiveTools:
         return self._registry
 
     def live_tools(self, snapshot: RegistrySnapshot | None = None) -> dict[str, LiveTool]:
-        """The tools of ``snapshot`` (default: the current one) by the names smolagents knows them by."""
-        snapshot = snapshot or self._registry.snapshot()
+        """The tools of ``snapshot`` (default: the next step's) by the names smolagents knows them by."""
+        snapshot = snapshot or self._offer.step()
         with self._lock:
-            generation, tools = self._cached
-            if generation != snapshot.generation:
+            cached, tools = self._cached
+            if cached is not snapshot:
                 tools = {}
                 for tool in snapshot.tools():
                     name = _smol_name(tool.tool_name)
@@ -194,7 +211,7 @@ class LiveTools:
                         )
                         continue
                     tools[name] = LiveTool(snapshot, tool, name)
-                self._cached = (snapshot.generation, tools)
+                self._cached = (snapshot, tools)
             return tools
 
     def attach(self, agent: MultiStepAgent) -> MultiStepAgent:
@@ -209,20 +226,25 @@ class LiveTools:
         return agent
 
     def _after_step(self, step: MemoryStep, agent: MultiStepAgent) -> None:
+        if isinstance(step, FinalAnswerStep):  # the run is over: the next one starts with no skill active
+            with self._lock:
+                state = self._agents.get(agent)
+                if state is not None:
+                    state.run = self._offer.run()
         self.sync(agent)
 
     def sync(self, agent: MultiStepAgent) -> None:
         """Bring ``agent.tools`` in line with the registry: add new tools, swap changed ones, drop gone ones.
 
-        A no-op (one generation comparison) when nothing changed since last time.
+        A no-op (one snapshot comparison) when nothing changed since last time.
         An agent's own tool of the same name is left alone.
         """
-        snapshot = self._registry.snapshot()
         with self._lock:
             state = self._agents.get(agent)
             if state is None:
-                state = self._agents[agent] = _AgentSync()
-            if state.generation == snapshot.generation:
+                state = self._agents[agent] = _AgentSync(self._offer.run())
+            snapshot = self._offer.step(state.run)
+            if state.snapshot is snapshot:
                 return
             live = self.live_tools(snapshot)
             for name in state.names - live.keys():
@@ -237,5 +259,5 @@ class LiveTools:
                 agent.tools[name] = tool
                 state.names.add(name)
             state.skipped &= live.keys()
-            state.generation = snapshot.generation
+            state.snapshot = snapshot
             agent.memory.system_prompt = SystemPromptStep(system_prompt=agent.system_prompt)

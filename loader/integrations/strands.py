@@ -23,7 +23,7 @@ import copy
 import logging
 import threading
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 try:
@@ -46,11 +46,15 @@ from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question
 from ..tools.strands_function import StrandsFunctionTool
 from ..types import AgentTool, ToolSpec, new_tool_use_id
+from .discovery import DiscoveryMode
 from .live import ToolSource, registry_of
+from .offer import ToolOffer
+from .skills import SkillRun, SkillsMode
 
 if TYPE_CHECKING:
     from strands import Agent
 
+    from ..registry.snapshot import RegistrySnapshot
     from ..registry.tool_registry import ToolRegistry
 
 __all__ = ["LoaderToolProvider", "StrandsContextHandlers", "StrandsFunctionTool", "StrandsToolAdapter"]
@@ -67,9 +71,18 @@ class StrandsToolAdapter(StrandsAgentTool):
     result naming the tools still available.
     """
 
-    def __init__(self, registry: ToolRegistry, name: str, tool: AgentTool) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        tool: AgentTool,
+        *,
+        current: Callable[[], RegistrySnapshot] | None = None,
+    ) -> None:
+        """Tool ``name``, looked up in the snapshot ``current`` gives (default: ``registry``'s)."""
         super().__init__()
         self._registry = registry
+        self._current = current or registry.snapshot
         self._name = name
         self._last_spec: ToolSpec = tool.tool_spec
         self._last_type = tool.tool_type
@@ -81,7 +94,7 @@ class StrandsToolAdapter(StrandsAgentTool):
     @property
     def tool_spec(self) -> StrandsToolSpec:
         """A deep copy of the current spec: Strands normalises specs in place."""
-        current = self._registry.get(self._name)
+        current = self._current().get(self._name)
         if current is not None:
             self._last_spec = current.tool_spec
             self._last_type = current.tool_type
@@ -110,7 +123,7 @@ class StrandsToolAdapter(StrandsAgentTool):
         """
         handlers = StrandsContextHandlers(invocation_state.get(CONTEXT_HANDLERS_KEY))
         call = asyncio.ensure_future(
-            self._registry.snapshot().ainvoke(
+            self._current().ainvoke(
                 self._name,
                 tool_use.get("input"),
                 tool_use_id=tool_use.get("toolUseId") or new_tool_use_id(),
@@ -189,14 +202,17 @@ class StrandsContextHandlers(ContextHandlers):
 
 
 class _AgentSync:
-    """What one agent was last given: the registry generation, our adapters in it, the names we left alone."""
+    """What one agent was last given: the snapshot, our adapters in it, the names we left alone; its run."""
 
-    __slots__ = ("adapters", "generation", "skipped")
+    __slots__ = ("adapters", "own", "run", "skipped", "snapshot")
 
-    def __init__(self) -> None:
-        self.generation = -1
+    def __init__(self, run: SkillRun | None) -> None:
+        self.snapshot: RegistrySnapshot | None = None
         self.adapters: dict[str, StrandsToolAdapter] = {}
         self.skipped: set[str] = set()
+        self.run = run
+        self.own: dict[str, StrandsToolAdapter] = {}
+        """With ``skills="on-activation"``: this agent's adapters, resolving in its run's view."""
 
 
 class LoaderToolProvider(ToolProvider, Plugin):
@@ -210,15 +226,27 @@ class LoaderToolProvider(ToolProvider, Plugin):
     (with a warning) rather than replaced.
     """
 
-    def __init__(self, source: ToolSource, *, name: str = "tool-loader") -> None:
+    def __init__(
+        self,
+        source: ToolSource,
+        *,
+        name: str = "tool-loader",
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> None:
         """Serve the tools of ``source``: a ``ToolRegistry``, or anything with a ``registry`` (a loader).
 
         Args:
             source: Where the tools come from; it keeps loading and reloading on its own.
             name: The plugin name; give each provider on one agent its own.
+            discovery: ``"search"`` offers ``search_tools`` and ``call_tool`` instead of every tool
+                (``loader.integrations.discovery``).
+            skills: ``"on-activation"`` offers a skill's tools only once the invocation called
+                ``activate_skill`` for it (``loader.integrations.skills``); plugin form only.
         """
         self._plugin_name = name
         self._registry = registry_of(source)
+        self._offer = ToolOffer(self._registry, discovery=discovery, skills=skills)
         self._adapters: dict[str, StrandsToolAdapter] = {}
         self._agents: weakref.WeakKeyDictionary[Any, _AgentSync] = weakref.WeakKeyDictionary()
         self._consumers: set[Any] = set()
@@ -235,23 +263,36 @@ class LoaderToolProvider(ToolProvider, Plugin):
         return self._registry
 
     def adapters(self) -> list[StrandsToolAdapter]:
-        """Adapters for every tool the registry serves now, in name order."""
-        snapshot = self._registry.snapshot()
+        """Adapters for every tool offered now, in name order."""
+        snapshot = self._offer.step()
         with self._lock:
             tools = {name: tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None}
             return [self._adapter(name, tool) for name, tool in tools.items()]
 
-    def _adapter(self, name: str, tool: AgentTool) -> StrandsToolAdapter:
-        adapter = self._adapters.get(name)
+    def _adapter(self, name: str, tool: AgentTool, state: _AgentSync | None = None) -> StrandsToolAdapter:
+        """The adapter of ``name``: shared, or with ``skills="on-activation"`` the agent's own."""
+        if state is not None and self._offer.per_run:
+            adapters, current = state.own, lambda: self._offer.step(state.run)
+        else:
+            adapters, current = self._adapters, self._offer.step
+        adapter = adapters.get(name)
         if adapter is None:
-            adapter = StrandsToolAdapter(self._registry, name, tool)
-            self._adapters[name] = adapter
+            adapter = adapters[name] = StrandsToolAdapter(self._registry, name, tool, current=current)
         return adapter
 
     # -- ToolProvider ---------------------------------------------------------------
 
     async def load_tools(self, **kwargs: Any) -> Sequence[StrandsAgentTool]:
-        """The current tools (the ``Agent(tools=[provider])`` form)."""
+        """The current tools (the ``Agent(tools=[provider])`` form).
+
+        Raises:
+            ValueError: ``skills="on-activation"``, which needs to change the tools between steps.
+        """
+        if self._offer.per_run:
+            raise ValueError(
+                'skills="on-activation" changes the tools between steps, which the tool-provider form '
+                "cannot: use Agent(plugins=[provider]) instead of Agent(tools=[provider])"
+            )
         return self.adapters()
 
     def add_consumer(self, consumer_id: Any, **kwargs: Any) -> None:
@@ -272,7 +313,17 @@ class LoaderToolProvider(ToolProvider, Plugin):
         agent.add_hook(self._before_model_call, BeforeModelCallEvent)
 
     def _before_invocation(self, event: BeforeInvocationEvent) -> None:
+        """A new invocation: with ``skills="on-activation"``, a new run with no skill active."""
+        if self._offer.per_run:
+            with self._lock:
+                self._state(event.agent).run = self._offer.run()
         self.sync(event.agent)
+
+    def _state(self, agent: Agent) -> _AgentSync:
+        state = self._agents.get(agent)
+        if state is None:
+            state = self._agents[agent] = _AgentSync(self._offer.run())
+        return state
 
     def _before_model_call(self, event: BeforeModelCallEvent) -> None:
         self.sync(event.agent)
@@ -281,19 +332,17 @@ class LoaderToolProvider(ToolProvider, Plugin):
         """Bring ``agent``'s tool registry in line with ours: add new tools, drop removed ones.
 
         Changed tools need nothing: adapters resolve the current version. A
-        no-op (one generation comparison) when nothing changed since last time.
+        no-op (one snapshot comparison) when nothing changed since last time.
         """
-        snapshot = self._registry.snapshot()
         with self._lock:
-            state = self._agents.get(agent)
-            if state is None:
-                state = self._agents[agent] = _AgentSync()
-            if state.generation == snapshot.generation:
+            state = self._state(agent)
+            snapshot = self._offer.step(state.run)
+            if state.snapshot is snapshot:
                 return
             target = agent.tool_registry
             current = {name: tool for name in snapshot.names() if (tool := snapshot.get(name)) is not None}
             for name in sorted(current.keys() - state.adapters.keys()):
-                adapter = self._adapter(name, current[name])
+                adapter = self._adapter(name, current[name], state)
                 if target.registry.get(name) is adapter:  # also given through Agent(tools=[provider])
                     state.adapters[name] = adapter
                     continue
@@ -312,7 +361,7 @@ class LoaderToolProvider(ToolProvider, Plugin):
                     target.dynamic_tools.pop(name, None)
                     logger.debug("tool_name=<%s> | removed tool from agent", name)
             state.skipped &= current.keys()
-            state.generation = snapshot.generation
+            state.snapshot = snapshot
 
 
 def _register(target: Any, adapter: StrandsToolAdapter) -> str | None:

@@ -308,6 +308,20 @@ class RegistrySnapshot:
         ):
             yield event
 
+    def narrowed(self, drop: Iterable[str] = (), add: Iterable[RegistryEntry] = ()) -> RegistrySnapshot:
+        """This snapshot without the tools named in ``drop`` and with ``add``, at the same generation.
+
+        Calls through it are counted and limited as calls through this one. Costs
+        what it changes, like a commit. For adapters that offer a model part of
+        a snapshot (``loader.integrations.skills``).
+        """
+        batch = RegistryBatch(self)
+        for name in drop:
+            batch.unregister(name)
+        for entry in add:
+            batch.replace(entry.tool, source=entry.source)
+        return batch.successor(batch.changes(), self._lifecycle, generation=self._generation)
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._entry(name) is not None
 
@@ -547,13 +561,18 @@ class RegistryBatch:
         return tuple(changes)
 
     def successor(
-        self, changes: tuple[RegistryChange, ...], lifecycle: Lifecycle[RegistrySnapshot]
+        self,
+        changes: tuple[RegistryChange, ...],
+        lifecycle: Lifecycle[RegistrySnapshot] | None,
+        *,
+        generation: int | None = None,
     ) -> RegistrySnapshot:
         """The snapshot this batch produces; shares the batch's maps, so O(changes).
 
+        Its generation is the next one unless ``generation`` says (``RegistrySnapshot.narrowed``).
         Records the change set as ``committed``.
         """
-        generation = self._base.generation + 1
+        generation = self._base.generation + 1 if generation is None else generation
         snapshot = RegistrySnapshot.__new__(RegistrySnapshot)
         snapshot._generation = generation
         snapshot._entries = self._entries

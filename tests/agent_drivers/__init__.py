@@ -17,6 +17,8 @@ import pytest
 from live_agents import Driver
 from support import require_module
 
+from loader.integrations.discovery import DiscoveryMode
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 __all__ = ["FRAMEWORKS", "Agent", "Framework", "agents"]
@@ -56,12 +58,20 @@ class Agent:
     framework: Framework
     mode: str
 
-    def build(self, loader: ToolLoader, *, own_greet: bool = False) -> Driver:
+    def build(
+        self,
+        loader: ToolLoader,
+        *,
+        own_greet: bool = False,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> Driver:
         """The framework's driver around ``loader`` (with the agent's own ``greet`` tool if asked)."""
         driver_class = self.framework.driver_class()
         tools = [driver_class.own_greet()] if own_greet else []
-        make: Callable[..., Driver] = driver_class  # every driver takes (loader, *, tools, mode)
-        return make(loader, tools=tools, mode=self.mode)
+        # every driver takes (loader, *, tools, mode, discovery, skills)
+        make: Callable[..., Driver] = driver_class
+        return make(loader, tools=tools, mode=self.mode, discovery=discovery, skills=skills)
 
 
 def agents(*, modes: bool = False, without: Iterable[str] = ()) -> list[Any]:

@@ -15,7 +15,9 @@ from google.adk.runners import InMemoryRunner
 from google.genai import types
 from live_agents import Brain, Driver, Offer, Result, own_greet
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.google_adk import LiveToolset
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -53,9 +55,17 @@ class BrainLlm(BaseLlm):
 class GoogleADKDriver(Driver):
     """One ``LlmAgent`` and runner, built once; each ``run`` is a new session."""
 
-    def __init__(self, loader: ToolLoader, *, tools: Sequence[Any] = (), mode: str = "run_async") -> None:
+    def __init__(
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[Any] = (),
+        mode: str = "run_async",
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> None:
         self.llm = BrainLlm()
-        self.toolset = LiveToolset(loader)
+        self.toolset = LiveToolset(loader, discovery=discovery, skills=skills)
         self.agent = LlmAgent(name="a", model=self.llm, tools=[*tools, self.toolset])
         self.runner = InMemoryRunner(agent=self.agent, app_name="live")
         self.mode = mode

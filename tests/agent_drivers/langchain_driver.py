@@ -19,6 +19,7 @@ from live_agents import Brain, Driver, Offer, Result, own_greet
 
 from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.langchain import LiveToolsMiddleware
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -80,9 +81,10 @@ class LangChainDriver(Driver):
         mode: str = "invoke",
         max_pins: int = 1024,
         discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.model = BrainChatModel()
-        self.middleware = LiveToolsMiddleware(loader, max_pins=max_pins, discovery=discovery)
+        self.middleware = LiveToolsMiddleware(loader, max_pins=max_pins, discovery=discovery, skills=skills)
         self.agent = create_agent(self.model, tools=list(tools), middleware=[self.middleware])
         self.mode = mode
 

@@ -13,7 +13,9 @@ from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import BaseTool
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.llama_index import LiveToolRetriever
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -24,7 +26,13 @@ class LlamaIndexDriver(Driver):
     """
 
     def __init__(
-        self, loader: ToolLoader, *, tools: Sequence[BaseTool] = (), mode: str = "streaming"
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[BaseTool] = (),
+        mode: str = "streaming",
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.brain: Brain | None = None
         self.seen_tools: list[dict[str, Any]] = []
@@ -33,7 +41,7 @@ class LlamaIndexDriver(Driver):
         self.agent = FunctionAgent(
             llm=self.llm,
             tools=list(tools) or None,
-            tool_retriever=LiveToolRetriever(loader),
+            tool_retriever=LiveToolRetriever(loader, discovery=discovery, skills=skills),
             streaming=mode == "streaming",
         )
 

@@ -13,7 +13,9 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel
 from live_agents import Brain, Driver, Offer, Result, own_greet
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.openai_agents import LiveAgent, LiveToolError
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 ERROR_PREFIX = "failed: "
@@ -29,7 +31,15 @@ def _output_text(output: Any) -> str:
 class OpenAIAgentsDriver(Driver):
     """One ``LiveAgent``, built once around a ``ScriptedModel`` whose every step asks the current brain."""
 
-    def __init__(self, loader: ToolLoader, *, tools: Sequence[Any] = (), mode: str = "run_sync") -> None:
+    def __init__(
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[Any] = (),
+        mode: str = "run_sync",
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
         self.model = ScriptedModel()
@@ -37,7 +47,13 @@ class OpenAIAgentsDriver(Driver):
         self.errors: list[Exception] = []
         self.result: RunResult | None = None
         self.agent: LiveAgent[Any] = LiveAgent(
-            name="a", model=self.model, tools=list(tools), tool_source=loader, tool_error_function=self._word
+            name="a",
+            model=self.model,
+            tools=list(tools),
+            tool_source=loader,
+            tool_error_function=self._word,
+            discovery=discovery,
+            skills=skills,
         )
 
     def _word(self, ctx: Any, error: Exception) -> str:

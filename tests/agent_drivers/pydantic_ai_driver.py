@@ -22,7 +22,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import Tool, ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
+from loader.integrations.discovery import DiscoveryMode
 from loader.integrations.pydantic_ai import LiveToolset
+from loader.integrations.skills import SkillsMode
 from loader.reload.loader import ToolLoader
 
 
@@ -38,12 +40,14 @@ class PydanticAIDriver(Driver):
         mode: str = "run_sync",
         tools: Sequence[Tool[None]] = (),
         toolset: LiveToolset | None = None,
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
     ) -> None:
         self.brain: Brain | None = None
         self.mode = mode
         self.seen_tools: list[ToolDefinition] = []
         self.returns: dict[str, ToolReturnPart | RetryPromptPart] = {}
-        self.toolset = toolset or LiveToolset(loader)
+        self.toolset = toolset or LiveToolset(loader, discovery=discovery, skills=skills)
         self.agent = Agent(FunctionModel(self._respond), tools=tools, toolsets=[self.toolset])
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

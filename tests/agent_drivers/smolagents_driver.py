@@ -19,6 +19,8 @@ from smolagents.models import (  # type: ignore[import-untyped]
 )
 from smolagents.monitoring import LogLevel  # type: ignore[import-untyped]
 
+from loader.integrations.discovery import DiscoveryMode
+from loader.integrations.skills import SkillsMode
 from loader.integrations.smolagents import LiveTool, LiveTools
 from loader.reload.loader import ToolLoader
 
@@ -78,9 +80,17 @@ class SmolagentsDriver(Driver):
 
     failing_steps = len(FAILING_CALLS)  # one call per step: smolagents ends a step at its first failing call
 
-    def __init__(self, loader: ToolLoader, *, tools: Sequence[Tool] = (), mode: str = "run") -> None:
+    def __init__(
+        self,
+        loader: ToolLoader,
+        *,
+        tools: Sequence[Tool] = (),
+        mode: str = "run",
+        discovery: DiscoveryMode = "all",
+        skills: SkillsMode = "listed",
+    ) -> None:
         self.model = BrainModel()
-        self.live = LiveTools(loader)
+        self.live = LiveTools(loader, discovery=discovery, skills=skills)
         self.agent = self.live.attach(
             ToolCallingAgent(tools=list(tools), model=self.model, verbosity_level=LogLevel.OFF)
         )

@@ -9,6 +9,7 @@ its own module (``test_langchain.py`` ...).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_drivers import Agent, agents
@@ -17,6 +18,7 @@ from live_agents import (
     MEDIA_TOOLS,
     WEATHER_TOOL,
     Brain,
+    Step,
     check_failures,
     failing_tools_loader,
     first_step,
@@ -145,3 +147,74 @@ def test_fuzz_every_call_runs_the_version_its_step_offered(
     assert mixed_calls(brain) == []
     assert len({offered_version(step.offered["ver"]) for step, _, _ in answered}) == 50  # newer every step
     assert written() > 50
+
+
+@pytest.mark.parametrize("agent", agents())
+def test_search_discovery_finds_and_calls_a_tool_saved_after_the_agent_was_built(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    loader = make_loader(tools_dir)
+    driver = agent.build(loader, discovery="search")
+
+    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        if step.index == 0:
+            write(tools_dir / "wave.py", versioned_tool("wave", 1))
+            wait_serving(loader, "wave", 1)
+            return [("search_tools", {"query": "wave version"})]
+        if step.index == 1:  # one call a step: smolagents ends a step at its first failing call
+            return [("call_tool", {"name": "wave", "arguments": {"who": "x"}})]
+        if step.index == 2:
+            return [("call_tool", {"name": "wave_hand", "arguments": {}})]
+        return []
+
+    brain = Brain(plan)
+    driver.run(brain, max_steps=5)
+    assert [set(step.offered) for step in brain.steps] == [{"search_tools", "call_tool"}] * 4
+    results = driver.results(brain)
+    found, error = results["call_1"]
+    assert not error and '"name": "wave"' in found, results["call_1"]
+    assert results["call_2"] == ("wave v1 for x", False)
+    text, error = results["call_3"]
+    assert error and "Unknown tool: wave_hand" in text, results["call_3"]
+    assert '"name": "wave"' in brain.results["call_3"].text  # the candidates, as the model read them
+
+
+SKILL_MD = "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\nCall fill_form once per form.\n"
+
+
+# LlamaIndex's retriever is not told which run asks: test_llama_index.py checks that it refuses.
+@pytest.mark.parametrize("agent", agents(modes=True, without=["llama_index"]))
+def test_a_skills_tools_are_offered_only_after_activate_skill_and_for_that_run_only(
+    tools_dir: Path, make_loader: MakeLoader, agent: Agent
+) -> None:
+    write(tools_dir / "greet.py", versioned_tool("greet", 1))
+    write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", SKILL_MD)
+    write(tools_dir / "skills" / "pdf-forms" / "tools" / "fill_form.py", versioned_tool("fill_form", 1))
+    loader = make_loader(tools_dir, watch=False)
+    assert loader.registry.get("fill_form") is not None  # listed like any tool, outside the adapter
+    driver = agent.build(loader, skills="on-activation")
+
+    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
+        calls = {0: [("activate_skill", {"name": "pdf-forms"})], 1: [("fill_form", {"who": "ada"})]}
+        return calls.get(step.index, [])
+
+    brain = Brain(plan)
+    driver.run(brain, max_steps=4)
+    assert [sorted(step.offered) for step in brain.steps] == [
+        ["activate_skill", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+    ]
+    assert "- pdf-forms: Fill PDF forms. (tools: fill_form)" in brain.steps[0].offered["activate_skill"]
+    assert driver.results(brain) == {
+        "call_1": ("Call fill_form once per form.", False),
+        "call_2": ("fill_form v1 for ada", False),
+    }
+
+    # The same agent, a new run: the skill has to be activated again.
+    driver.between_runs()
+    again = Brain(first_step(("greet", {"who": "bo"})))
+    driver.run(again, max_steps=3)
+    assert sorted(again.steps[0].offered) == ["activate_skill", "greet"]
+    assert driver.results(again) == {"call_1": ("greet v1 for bo", False)}

@@ -61,30 +61,3 @@ def test_a_call_to_a_deleted_tool_lists_the_live_tools(tools_dir: Path, make_loa
     text, error = driver.results(brain)["call_1"]
     assert error
     assert text == "Error: boom is not a valid tool, try one of [greet]."
-
-
-def test_search_discovery_finds_and_calls_a_tool_saved_after_the_agent_started(
-    tools_dir: Path, make_loader: MakeLoader
-) -> None:
-    write(tools_dir / "greet.py", versioned_tool("greet", 1))
-    loader = make_loader(tools_dir)
-    driver = LangChainDriver(loader, discovery="search")
-
-    def plan(brain: Brain, step: Step) -> list[tuple[str, dict[str, Any]]]:
-        if step.index > 0:
-            return []
-        write(tools_dir / "wave.py", versioned_tool("wave", 1))
-        wait_serving(loader, "wave", 1)
-        return [
-            ("search_tools", {"query": "wave version"}),
-            ("call_tool", {"name": "wave", "arguments": {"who": "x"}}),
-            ("call_tool", {"name": "wav", "arguments": {}}),
-        ]
-
-    brain = Brain(plan)
-    driver.run(brain, max_steps=3)
-    assert set(brain.steps[0].offered) == {"search_tools", "call_tool"}
-    results = driver.results(brain)
-    assert '"name": "wave"' in results["call_1"][0] and not results["call_1"][1]
-    assert results["call_2"] == ("wave v1 for x", False)
-    assert results["call_3"][1] and "Unknown tool: wav" in results["call_3"][0]

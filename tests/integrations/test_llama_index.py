@@ -31,3 +31,9 @@ def test_the_agents_own_tools_work_beside_the_live_ones(tools_dir: Path, make_lo
         "call_1": ("own shout for fa", False),
         "call_2": ("greet v1 for ga", False),
     }
+
+
+def test_skills_on_activation_is_refused_with_the_reason(tools_dir: Path, make_loader: MakeLoader) -> None:
+    loader = make_loader(tools_dir, watch=False)
+    with pytest.raises(ValueError, match="without saying which run asks"):
+        LlamaIndexDriver(loader, skills="on-activation")

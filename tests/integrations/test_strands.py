@@ -110,14 +110,15 @@ def say(text: str) -> list[dict[str, Any]]:
     return [{"text": text}]
 
 
-def results(agent: Agent) -> dict[str, tuple[str, str]]:
-    """Every tool result in the conversation: toolUseId -> (status, first text)."""
+def results(agent: Agent, *, whole: bool = False) -> dict[str, tuple[str, str]]:
+    """Every tool result in the conversation: toolUseId -> (status, first text; ``whole``: every block's text)."""
     found: dict[str, tuple[str, str]] = {}
     for message in agent.messages:
         for block in message["content"]:
             if "toolResult" in block:
                 result = block["toolResult"]
-                found[result["toolUseId"]] = (result["status"], result["content"][0].get("text", ""))
+                texts = [item.get("text") or json.dumps(item.get("json")) for item in result["content"]]
+                found[result["toolUseId"]] = (result["status"], "\n".join(texts) if whole else texts[0])
     return found
 
 
@@ -293,6 +294,69 @@ def test_provider_accepts_a_bare_registry_and_lists_adapters(
     assert greet is not None
     assert adapters[1].tool_spec == greet.tool_spec
     assert adapters[1].tool_spec is not greet.tool_spec
+
+
+def test_search_discovery_finds_and_calls_a_tool_saved_after_the_provider_was_built(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "greet.py", GREET_V1)
+    loader = make_loader(tools_dir)
+    model = ScriptedModel()
+    agent = Agent(
+        model=model, plugins=[LoaderToolProvider(loader, discovery="search")], callback_handler=None
+    )
+
+    generation = loader.registry.generation
+    write(tools_dir / "wave.py", GREET_V1.replace("greet", "wave").replace("Greet", "Wave at"))
+    eventually(changed(loader, generation), message="wave.py loaded")
+    model.script(
+        use("search_tools", "t1", query="wave at someone"),
+        use("call_tool", "t2", name="wave", arguments={"name": "x"}),
+        use("call_tool", "t3", name="wave_hand", arguments={}),
+        say("done"),
+    )
+    agent("wave")
+    assert model.offered == [["call_tool", "search_tools"]] * 4
+    found = results(agent, whole=True)
+    assert found["t1"][0] == "success" and '"name": "wave"' in found["t1"][1]
+    assert found["t2"] == ("success", "hello x")
+    assert found["t3"][0] == "error"
+    assert "Unknown tool: wave_hand" in found["t3"][1] and '"name": "wave"' in found["t3"][1]
+
+
+SKILL_MD = "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\nCall fill_form once per form.\n"
+
+
+def test_a_skills_tools_are_offered_only_after_activate_skill_and_for_that_invocation_only(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    write(tools_dir / "greet.py", GREET_V1)
+    write(tools_dir / "skills" / "pdf-forms" / "SKILL.md", SKILL_MD)
+    write(
+        tools_dir / "skills" / "pdf-forms" / "tools" / "fill_form.py", GREET_V1.replace("greet", "fill_form")
+    )
+    loader = make_loader(tools_dir, watch=False)
+    model = ScriptedModel(
+        use("activate_skill", "t1", name="pdf-forms"), use("fill_form", "t2", name="ada"), say("done")
+    )
+    provider = LoaderToolProvider(loader, skills="on-activation")
+    agent = Agent(model=model, plugins=[provider], callback_handler=None)
+    agent("fill the form")
+    assert model.offered == [
+        ["activate_skill", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+        ["activate_skill", "fill_form", "greet"],
+    ]
+    assert results(agent)["t1"] == ("success", "Call fill_form once per form.")
+    assert results(agent)["t2"] == ("success", "hello ada")
+
+    model.script(use("greet", "t3", name="bo"), say("done"))
+    agent("again")  # a new invocation: the skill has to be activated again
+    assert model.offered[3:] == [["activate_skill", "greet"]] * 2
+    assert results(agent)["t3"] == ("success", "hello bo")
+
+    with pytest.raises(ValueError, match="use Agent\\(plugins=\\[provider\\]\\)"):
+        Agent(model=ScriptedModel(), tools=[provider], callback_handler=None)
 
 
 # -- Strands tool files in the loader ----------------------------------------------

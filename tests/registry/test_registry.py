@@ -16,7 +16,7 @@ from support import eventually
 
 from loader.errors import DuplicateToolError, InvalidToolNameError, ToolNameMismatchError, ToolNotFoundError
 from loader.registry.changes import ChangeKind, RegistryChange, RegistryChangeSet
-from loader.registry.snapshot import RegistrySnapshot
+from loader.registry.snapshot import RegistryEntry, RegistrySnapshot
 from loader.registry.tool_registry import ToolRegistry
 from loader.tools.class_tool import ClassTool, decorate_class
 from loader.tools.decorator import tool
@@ -310,6 +310,23 @@ class TestSnapshots:
         assert text(registry.invoke("t")).startswith("Unknown tool: t")
         assert text(snapshot.invoke("zzz")) == "Unknown tool: zzz. Available tools: t"
 
+    def test_a_narrowed_snapshot_drops_and_adds_tools_at_the_same_generation(self) -> None:
+        registry = ToolRegistry()
+        registry.register(Echo("a"), source="sa")
+        registry.register(Echo("b"))
+        snapshot = registry.snapshot()
+        extra = Echo("c", "extra")
+        narrowed = snapshot.narrowed(["b"], [RegistryEntry("c", extra, "sc")])
+        assert narrowed.generation == snapshot.generation == registry.generation
+        assert narrowed.names() == ("a", "c") and snapshot.names() == ("a", "b")
+        assert narrowed.source_of("a") == "sa" and narrowed.source_of("c") == "sc"
+        assert text(narrowed.invoke("c")) == "extra"
+        assert text(narrowed.invoke("b")).startswith("Unknown tool: b")
+        assert [hit.name for hit in narrowed.search_tools("echoes")] == ["a", "c"]
+        assert narrowed.components() == snapshot.components()
+        with pytest.raises(ToolNotFoundError):
+            snapshot.narrowed(["zzz"])
+
     def test_snapshot_specs_and_config(self) -> None:
         registry = ToolRegistry()
         registry.register(Echo("a", description="A"))
@@ -560,7 +577,7 @@ def gated_tool(name: str, label: str, log: list[str]) -> tuple[ClassTool, thread
 
 
 class TestCleanup:
-    @pytest.mark.parametrize("through", ["registry", "snapshot"])
+    @pytest.mark.parametrize("through", ["registry", "snapshot", "narrowed"])
     def test_cleanup_waits_for_in_flight_calls(self, through: str) -> None:
         registry = ToolRegistry()
         log: list[str] = []
@@ -568,7 +585,12 @@ class TestCleanup:
         registry.register(old)
         snapshot = registry.snapshot()
         results: list[ToolResult] = []
-        caller = registry.invoke if through == "registry" else snapshot.invoke
+        callers = {
+            "registry": registry.invoke,
+            "snapshot": snapshot.invoke,
+            "narrowed": snapshot.narrowed().invoke,
+        }
+        caller = callers[through]
         thread = threading.Thread(target=lambda: results.append(caller("slow")))
         thread.start()
         assert started.wait(WAIT)
