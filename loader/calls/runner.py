@@ -35,6 +35,7 @@ import contextvars
 import functools
 import logging
 import math
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -175,13 +176,18 @@ class CallRunner:
         # The lane thread runs in this context (as asyncio.to_thread would): the tool sees the caller's trace.
         context = contextvars.copy_context()
 
+        release_once = _once(release)
+
         def run() -> None:
-            result = context.run(_invoke, tool, call)
+            try:
+                result = context.run(_invoke, tool, call)
+            finally:
+                release_once()  # before the answer, as a sync call: the caller sees the cleanup done
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for the answer
                 loop.call_soon_threadsafe(_settle, answer, result)
 
         future = lane.submit(run)
-        future.add_done_callback(lambda _: release())
+        future.add_done_callback(lambda _: release_once())  # a call given up before it started
         timer = None if timeout is None else loop.call_later(timeout, _settle, answer, None)
         try:
             result = await answer
@@ -389,6 +395,20 @@ def _pump_on_thread(
 async def _drain(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncGenerator[tuple[str, Any], None]:
     while True:
         yield await queue.get()
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    """``action``, run by the first of its callers only."""
+    pending = [True]
+    lock = threading.Lock()
+
+    def run() -> None:
+        with lock:
+            first, pending[0] = pending[0], False
+        if first:
+            action()
+
+    return run
 
 
 def _settle(answer: asyncio.Future[ToolResult | None], result: ToolResult | None) -> None:
