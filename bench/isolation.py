@@ -181,7 +181,7 @@ def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
 
             recoveries: list[float] = []
             if isolation in WORKER_MODES:
-                for _ in range(max(3, reps // 5)):
+                for _ in range(max(1, reps // 5)):  # 10 in a full run, 1 in a quick one
                     loader.wait_idle(10.0)
                     time.sleep(0.2)  # the spare is warm again
                     start = time.perf_counter()
@@ -197,7 +197,7 @@ def _measure(isolation: str, reps: int, batches: int) -> dict[str, Any]:
                         recoveries.append(took)
         finally:
             loader.close()
-    scans = [_scan_to_callable(isolation, rep) for rep in range(max(2, reps // 10))]
+    scans = [_scan_to_callable(isolation, rep) for rep in range(max(1, reps // 10))]  # 5 full, 1 quick
     return {
         "scan_s": scans,
         "scan": summarize(scans),

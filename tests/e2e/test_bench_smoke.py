@@ -54,7 +54,7 @@ def quick_run(farm: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=400,
         check=False,
     )
     return completed, out
@@ -62,7 +62,7 @@ def quick_run(farm: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
 
 # One test for the run and everything read from it: under xdist, tests sharing a module fixture may
 # land on different workers, each making the (minutes-long) run again.
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(450)
 def test_quick_run_prints_and_writes_every_benchmark_and_draws_both_charts(tmp_path: Path) -> None:
     completed, out = quick_run(tmp_path)
     _prints_every_benchmark(completed)
