@@ -42,7 +42,7 @@ from .ledger import ModuleLedger, ModuleVersion
 from .messages import LoadReply, LoadRequest, ModuleEntry, WorkerSettings
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
-from .process import WorkerProcess
+from .process import WorkerProcess, describe_exit
 from .proxy import ProxyTool
 from .sandbox.options import SandboxOptions
 from .sandbox.policy import worker_policy
@@ -139,7 +139,6 @@ class ProcessBackend:
         """The import worker of each job thread running an import (so ``abandon`` can stop it)."""
         self._executions = 0
         self._prepared_in_batch = 0
-        self._batch = 0
         self._lock = threading.Lock()
         self._import_timeout = import_timeout
         self._jobs = ImportPool("tool-loader-process-import", max_threads=MAX_IMPORT_WORKERS)
@@ -182,9 +181,8 @@ class ProcessBackend:
 
     # ------------------------------------------------------------ imports
     def begin_batch(self) -> None:
-        """A new batch: each import worker is told so with its next import (no round trip now)."""
+        """A new batch: up to ``_PREPARE_PER_BATCH`` versions built ahead of their first call again."""
         with self._lock:
-            self._batch += 1
             self._prepared_in_batch = 0
 
     enforces_timeouts = True
@@ -270,28 +268,21 @@ class ProcessBackend:
         timeout: float,
     ) -> tuple[tuple[ModuleVersion, ...], LoadReply]:
         """One import request to ``worker``, handed back to the import workers whatever happens."""
-        with self._lock:
-            known = worker.known
-            preload: list[ModuleEntry] = [
-                [v.name, v.serial, str(v.path), v.source]
-                for v in self._ledger.recipe(module_name, include_self=False)
-                if known.get(v.name) != v.serial
-            ]
-            message = LoadRequest(
-                op="load",
-                path=str(path),
-                module=module_name,
-                source=source,
-                hash=content_hash,
-                preload=preload,
-                serial_base=self._ledger.reserve_serials(),
-                begin=worker.batch != self._batch,
-                forget=sorted(worker.forgotten),
-            )
-            worker.batch = self._batch
-            worker.forgotten.clear()
+        preload: list[ModuleEntry] = [
+            [v.name, v.serial, str(v.path), v.source]
+            for v in self._ledger.recipe(module_name, include_self=False)
+        ]
+        message = LoadRequest(
+            op="load",
+            path=str(path),
+            module=module_name,
+            source=source,
+            hash=content_hash,
+            preload=preload,
+            serial_base=self._ledger.reserve_serials(),
+        )
         try:
-            reply = cast(LoadReply, worker.request(message, timeout))
+            reply = _relayed(cast(LoadReply, worker.request(message, timeout)))
         except WorkerTimeout:
             line, stack = worker.stack_in(path)
             self._importers.release(worker, healthy=False)
@@ -331,18 +322,15 @@ class ProcessBackend:
             self._importers.release(worker, healthy=False)
             raise
         with self._lock:
-            for item in preload:
-                known[item[0]] = item[1]
-            self._absorb(worker, reply)
+            self._absorb(reply)
             recipe = self._ledger.recipe(module_name)
         self._importers.release(worker, healthy=True)
         return recipe, reply
 
-    def _absorb(self, worker: WorkerProcess, reply: LoadReply) -> None:
-        """Record what the import worker ran and who imports whom now (lock held)."""
+    def _absorb(self, reply: LoadReply) -> None:
+        """Record what the import ran and who imports whom now (lock held)."""
         for name, serial, path_text, source in reply.get("executed", []):
             self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), source))
-            worker.known[str(name)] = int(serial)
         for name, deps in (reply.get("deps") or {}).items():
             self._ledger.set_dependencies(str(name), (str(d) for d in deps))
         self._executions += int(reply.get("executions", 0))
@@ -355,16 +343,11 @@ class ProcessBackend:
         return self._ledger.dependents(module_names)
 
     def forget(self, module_names: Iterable[str]) -> None:
-        """Drop modules from the ledger now; each import worker drops them with its next import."""
+        """Drop modules from the ledger (the next imports no longer run them first)."""
         names = list(module_names)
-        if not names:
-            return
-        with self._lock:
-            self._ledger.forget(names)
-            for worker in self._importers.workers():
-                for name in names:
-                    worker.known.pop(name, None)
-                worker.forgotten.update(names)
+        if names:
+            with self._lock:
+                self._ledger.forget(names)
 
     def _stop_idle_strays(self) -> None:
         """Sandbox mode: a file built ahead of its first call leaves no process running meanwhile."""
@@ -385,6 +368,19 @@ class ProcessBackend:
         self._jobs.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _relayed(reply: LoadReply) -> LoadReply:
+    """``reply``, unless it says the import's process never answered: then what the worker itself would
+    have raised (``WorkerCrashed``, ``WorkerSentTooMuch``), so each ends the same way whichever died."""
+    crashed = reply.get("crashed")
+    if isinstance(crashed, int):
+        how = describe_exit(crashed)
+        raise WorkerCrashed(f"the import's process {how}", exit=how)
+    too_large = reply.get("too_large")
+    if isinstance(too_large, int):
+        raise WorkerSentTooMuch(too_large)
+    return reply
 
 
 def _error_info(error: Any, path: Path) -> LoadErrorInfo:

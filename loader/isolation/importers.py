@@ -3,9 +3,11 @@
 A hanging import holds only its own worker: the next file's import takes
 another one (up to ``max_workers`` at once, then imports wait in line), so
 another file's save goes live at its usual latency while the hanging one runs
-to its deadline. The most recently used idle worker is taken first: it holds
-the modules recent imports ran, so helpers need not be replayed into it.
-Workers come from the warm pool, so a second import worker is already started.
+to its deadline. An import worker never runs a tool file's code itself: each
+import runs in a fork of it that ends once it has answered (``import_fork``),
+so any idle worker serves any file, and nothing one file's import left in a
+process is there for the next file's. Workers come from the warm pool, so a
+second import worker is already started.
 """
 
 from __future__ import annotations

@@ -106,9 +106,8 @@ class LoadRequest(TypedDict):
     source: Encoded
     hash: str
     preload: list[ModuleEntry]
+    """Every module version the file imported last time, helpers first (each import starts afresh)."""
     serial_base: int
-    begin: bool
-    forget: list[str]
 
 
 class PrepareRequest(TypedDict):
@@ -228,6 +227,10 @@ class LoadReply(TypedDict):
     executed: list[ModuleEntry]
     deps: dict[str, list[str]]
     executions: int
+    crashed: NotRequired[int]
+    """The import's process ended without answering: its exit code (negative: the signal that ended it)."""
+    too_large: NotRequired[int]
+    """The import's answer is longer than this many bytes (the wire limit): never read."""
 
 
 class CallReply(TypedDict):

@@ -31,7 +31,7 @@ from .messages import Hello, Message, Request, WorkerSettings
 from .protocol import Channel, ChannelClosed, ChannelTimeout, MessageTooLarge, wire_limit
 from .tree import kill_descendants, kill_tree
 
-__all__ = ["FRAME_SECONDS", "LOADER_HOME", "WorkerProcess", "worker_sys_path"]
+__all__ = ["FRAME_SECONDS", "LOADER_HOME", "WorkerProcess", "describe_exit", "worker_sys_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,8 @@ class WorkerProcess:
         self._fault_read = fault_read
         self.ready = False
         self.known: dict[str, int] = {}
-        """Module versions (name → serial) this worker holds, as confirmed by its answers."""
+        """Module versions (name → serial) this call worker holds, as confirmed by its answers (an
+        import worker holds none: each import runs in a process of its own)."""
         self.built: set[int] = set()
         """Tool-module versions this worker has made tool instances of (for ``cleanup``)."""
         self.pending: list[Request] = []
@@ -194,10 +195,6 @@ class WorkerProcess:
         """The tool file whose calls this worker serves, for its whole life (None: a spare, an importer)."""
         self.synced = 0
         """The ledger epoch this worker's modules were last brought up to (call role)."""
-        self.batch = -1
-        """The loader's batch this worker last imported in (import role)."""
-        self.forgotten: set[str] = set()
-        """Modules to drop before its next import (import role)."""
         self.abandoned = False
         """Its import was given up on and the worker stopped (import role)."""
         self.descendants: tuple[tuple[int, int], ...] = ()
@@ -364,20 +361,14 @@ class WorkerProcess:
     def exit_description(self) -> str:
         """``exited with status 3`` / ``was killed by SIGSEGV`` / ``is running``."""
         code = self._status()
-        if code is None:
-            return "is running"
-        if code < 0:
-            try:
-                return f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"was killed by signal {-code}"
-        return f"exited with status {code}"
+        return "is running" if code is None else describe_exit(code)
 
     def stack_in(self, watch_file: Path, wait: float = 0.5) -> tuple[int | None, str]:
         """The line of ``watch_file`` the worker is executing, and all its threads' stacks.
 
-        Asks the worker's ``faulthandler`` (SIGUSR1), which answers from a C
-        signal handler, so this works even while C code holds the GIL. The
+        Asks the ``faulthandler`` of the process running the import (SIGUSR1, which
+        the worker passes on: ``import_fork``), which answers from a C signal
+        handler, so this works even while C code holds the GIL. The
         tool can write on that pipe too, so what comes back is untrusted: what
         was there before the question is dropped, at most ``_MAX_STACK_BYTES``
         are read, and only printable text is kept.
@@ -459,6 +450,17 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def describe_exit(code: int) -> str:
+    """How a process ended, from its exit code (negative: the signal): ``exited with status 3``,
+    ``was killed by SIGSEGV``."""
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
 
 
 def _frame_deadline(deadline: float | None) -> float:

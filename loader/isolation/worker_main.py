@@ -4,9 +4,11 @@ Started by ``loader.isolation.process`` as ``python -I -c BOOT SYS_PATH SETTINGS
 stdin and stdout carry the protocol (``loader.isolation.protocol``) and are
 moved out of the tool code's way at once: ``print`` in a tool goes to stderr.
 
-A worker plays one role at a time. The import worker keeps a ``ToolImporter``
-exactly as the in-process loader does (sibling imports, helpers, the
-dependency graph) and answers with descriptions of the tools it discovered.
+A worker plays one role at a time. The import worker runs each import in a
+fork of itself that ends once it has answered (``import_fork``), so no tool
+file's code ever runs in it; there a ``ToolImporter`` imports the file exactly
+as the in-process loader does (sibling imports, helpers, the dependency graph)
+and answers with descriptions of the tools it discovered.
 A call worker rebuilds the modules a tool needs from the exact bytes the
 import worker ran (a "recipe"), discovers the tool and runs it.
 """
@@ -16,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import faulthandler
 import json
 import os
 import signal
@@ -38,6 +39,7 @@ from .components import ComponentCall, describe_component
 from .context_relay import install_pipe_handlers
 from .description_wire import description_to_wire
 from .host import drop_ptrace
+from .import_fork import die_with_parent, forward_stack_requests, import_in_fork
 from .messages import (
     Ack,
     BeginRequest,
@@ -59,6 +61,8 @@ from .sandbox.limits import CallCpuLimit
 
 __all__ = ["main"]
 
+_NO_TOOL_CODE = frozenset({"load", "ping"})
+"""Requests that run no tool code in this process (an import runs in a fork of it)."""
 _BUILT_TOOLS_KEPT = 512
 """Tool-module versions a call worker keeps built; older ones are rebuilt from their recipe if called."""
 
@@ -111,6 +115,12 @@ class Worker:
         self.cpu_limit = CallCpuLimit(None if policy is None else policy["max_cpu_seconds"])
         self.reaps = policy is not None
         """Sandbox mode: the loader stops what a request left running; its zombies are reaped here."""
+        self.policy = policy
+        self.files_confined = policy is None
+        """Whether Landlock binds this process: before the first request that runs tool code in it."""
+        fault_fd = settings.get("fault_fd")
+        self.fault_fd = fault_fd if isinstance(fault_fd, int) else None
+        """Where an import's process writes its stacks when the loader asks (``faulthandler``)."""
 
     def serve(self) -> None:
         handlers: dict[str, Callable[[Any], Ack | LoadReply | CallReply]] = {
@@ -129,6 +139,8 @@ class Worker:
                 return
             if self.reaps:
                 _reap_children()
+            if message.get("op") not in _NO_TOOL_CODE and not self._confined():
+                return  # no tool code runs outside Landlock: the loader sees this worker end
             handler = handlers.get(message.get("op", ""))
             reply: Ack | LoadReply | CallReply = (
                 Ack(ok=False, fatal=f"unknown op {message.get('op')!r}")
@@ -143,6 +155,23 @@ class Worker:
             except MessageTooLarge as exc:
                 too_large = self._too_large(cast(CallRequest, message), exc.size or exc.limit)
                 self.channel.send(CallReply(result=encode_value(too_large)))
+
+    def confine_files(self) -> None:
+        """Sandbox mode: Landlock, once, in the process about to run tool code (a call worker, or an
+        import's fork: its rules name the process's own ``/proc/<pid>``)."""
+        if not self.files_confined and self.policy is not None:
+            from .sandbox.apply import restrict_files
+
+            restrict_files(self.policy)
+            self.files_confined = True
+
+    def _confined(self) -> bool:
+        try:
+            self.confine_files()
+        except Exception as exc:  # SandboxFailed, OSError
+            print(f"tool-loader worker: could not confine itself: {exc}", file=sys.stderr)
+            return False
+        return True
 
     # -------------------------------------------------------------- modules
     def ensure(self, items: list[list[Any]]) -> None:
@@ -216,11 +245,14 @@ class Worker:
             self.current.pop(name, None)
 
     def on_load(self, message: LoadRequest) -> LoadReply:
+        """Import one tool file in a fork of this process (``import_fork``): its code never runs here."""
+        return import_in_fork(lambda: self.load(message), self.channel, self.fault_fd, self.wire_limit)
+
+    def load(self, message: LoadRequest) -> LoadReply:
+        """Import one tool file after the module versions it imported last time; describe what it holds."""
         path = Path(message["path"])
         name = str(message["module"])
-        self.forget([str(n) for n in message["forget"]])
-        if message.get("begin"):
-            self.importer.begin_batch()
+        self.confine_files()
         self.ensure(message["preload"])
         self.importer.executed.clear()
         before = self.importer.executions
@@ -433,25 +465,15 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(kind, (size, size))
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when the loader's process dies (no orphans in an endless loop)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _confine(policy: SandboxPolicy | None) -> str | None:
-    """Sandbox mode: apply the sandbox now, before any tool code; the reason it failed, else None."""
+    """Sandbox mode: apply the sandbox now, before any tool code, but Landlock (``Worker.confine_files``);
+    the reason it failed, else None."""
     if policy is None:
         return None
     from .sandbox.apply import SandboxFailed, apply_policy
 
     try:
-        apply_policy(policy)  # layers left off under best effort were announced by the loader
+        apply_policy(policy, files=False)  # layers left off under best effort were announced by the loader
     except (SandboxFailed, OSError) as exc:
         return str(exc)
     return None
@@ -460,7 +482,7 @@ def _confine(policy: SandboxPolicy | None) -> str | None:
 def main(raw_settings: str) -> int:
     """Run the worker until the loader closes the pipe."""
     settings: WorkerSettings = json.loads(raw_settings)
-    _die_with_parent()
+    die_with_parent()
     drop_ptrace()  # as root, the loader's non-dumpable memory and environment stay closed to tools
     if settings.get("subreaper"):
         _keep_descendants()  # before the sandbox, whose filter then keeps it on
@@ -474,9 +496,7 @@ def main(raw_settings: str) -> int:
     for stream in (sys.stdout, sys.stderr):  # a killed worker loses nothing it printed
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(line_buffering=True, write_through=True)
-    fault_fd = settings.get("fault_fd")
-    if isinstance(fault_fd, int):
-        faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
+    forward_stack_requests()  # tool code runs in an import's own process, which answers them
     channel = Channel(reader, writer, trusted=True)  # the loader is the other end
     if refused is not None:
         channel.send(Hello(ok=False, fatal=f"worker could not start: {refused}"))

@@ -1,0 +1,128 @@
+"""One import in a fork of its worker, so that no tool file's code ever runs in the import worker itself.
+
+A file's top-level code can change the process it runs in: replace the
+worker's functions, patch ``loader``, leave a thread. Were that process to
+import the next file, the next file would be described (its spec, the bytes
+its calls are rebuilt from) by whatever the first one left there. So the
+import worker forks for each import: the child runs the import, sends its
+answer to the parent over a socket pair of its own, and is killed once it has
+answered; the parent, which never runs tool code, reads that answer (untrusted,
+bounded by the wire limit) and passes it on to the loader, or says how the
+child ended if it never answered. Nothing an import leaves behind outlives
+it. A fork costs a few milliseconds, against the few hundred of a new
+interpreter; what the child imports (helpers, libraries) is imported again
+by the next import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import os
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, NoReturn, cast
+
+from .messages import LoadReply
+from .protocol import Channel, ChannelClosed, MessageTooLarge
+
+__all__ = ["die_with_parent", "forward_stack_requests", "import_in_fork"]
+
+_running: int | None = None
+"""The pid of the import's child now running in this worker (None: none)."""
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (no orphans in an endless loop)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def forward_stack_requests() -> None:
+    """Pass the loader's stack requests (SIGUSR1, ``WorkerProcess.stack_in``) to the import running now:
+    the worker's own stacks never hold the tool file's lines."""
+    signal.signal(signal.SIGUSR1, _forward)
+
+
+def _forward(signum: int, frame: FrameType | None) -> None:
+    child = _running
+    if child is not None:
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGUSR1)
+
+
+def import_in_fork(
+    load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None, limit: int
+) -> LoadReply:
+    """Run ``load`` in a child process and return its answer; if it has none (it crashed, or its answer is
+    longer than ``limit`` bytes), an answer that says so (``crashed``: its exit code; ``too_large``)."""
+    global _running
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        _child(load, loader, theirs, fault_fd)
+    theirs.close()
+    fd = ours.detach()
+    answers = Channel(fd, os.dup(fd))  # the child's end: not trusted to send plain data, nor to stop
+    _running = pid
+    try:
+        reply: dict[str, Any] = answers.receive(limit)
+    except MessageTooLarge as exc:
+        _stop(pid)
+        return _failed(too_large=exc.limit)
+    except ChannelClosed:  # it ended (or garbled its answer) before answering
+        return _failed(crashed=_stop(pid, kill=False))
+    finally:
+        _running = None
+        answers.close()
+    _stop(pid)  # it has answered: whatever it still runs (a thread, a patched exit) ends here
+    return cast(LoadReply, reply)
+
+
+def _child(
+    load: Callable[[], LoadReply], loader: Channel, end: socket.socket, fault_fd: int | None
+) -> NoReturn:
+    """The import's process: answer on ``end`` and exit; never speaks on the loader's pipe."""
+    status = 1
+    try:
+        loader.close()
+        die_with_parent()
+        if fault_fd is not None:
+            faulthandler.register(signal.SIGUSR1, file=fault_fd, all_threads=True)
+        fd = end.detach()
+        Channel(fd, os.dup(fd)).send(load())
+        status = 0
+    except BaseException:  # not the tool file's fault (``load`` reports those): say why before ending
+        traceback.print_exc()
+    finally:
+        os._exit(status)
+
+
+def _stop(pid: int, *, kill: bool = True) -> int:
+    """Reap the child (killing it first if ``kill``); its exit code (negative: the signal that ended it)."""
+    if kill:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _failed(*, crashed: int | None = None, too_large: int | None = None) -> LoadReply:
+    """The answer standing in for one the child never gave."""
+    reply = LoadReply(ok=False, error=None, tools=[], executed=[], deps={}, executions=0)
+    if crashed is not None:
+        reply["crashed"] = crashed
+    if too_large is not None:
+        reply["too_large"] = too_large
+    return reply
