@@ -22,6 +22,7 @@ import itertools
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -38,7 +39,7 @@ from .description_wire import description_from_wire
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .host import harden_host
 from .importers import ImportWorkers
-from .ledger import ModuleLedger, ModuleVersion
+from .ledger import SERIAL_BLOCK, ModuleLedger, ModuleVersion
 from .messages import LoadReply, LoadRequest, ModuleEntry, WorkerSettings
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
@@ -268,6 +269,7 @@ class ProcessBackend:
         timeout: float,
     ) -> tuple[tuple[ModuleVersion, ...], LoadReply]:
         """One import request to ``worker``, handed back to the import workers whatever happens."""
+        base = self._ledger.reserve_serials()
         preload: list[ModuleEntry] = [
             [v.name, v.serial, str(v.path), v.source]
             for v in self._ledger.recipe(module_name, include_self=False)
@@ -279,7 +281,7 @@ class ProcessBackend:
             source=source,
             hash=content_hash,
             preload=preload,
-            serial_base=self._ledger.reserve_serials(),
+            serial_base=base,
         )
         try:
             reply = _relayed(cast(LoadReply, worker.request(message, timeout)))
@@ -321,19 +323,49 @@ class ProcessBackend:
         except BaseException:
             self._importers.release(worker, healthy=False)
             raise
-        with self._lock:
-            self._absorb(reply)
-            recipe = self._ledger.recipe(module_name)
         self._importers.release(worker, healthy=True)
+        with self._lock:
+            self._absorb(module_name, source, base, reply)
+            recipe = self._ledger.recipe(module_name)
         return recipe, reply
 
-    def _absorb(self, reply: LoadReply) -> None:
-        """Record what the import ran and who imports whom now (lock held)."""
-        for name, serial, path_text, source in reply.get("executed", []):
-            self._ledger.record(ModuleVersion(str(name), int(serial), Path(path_text), source))
-        for name, deps in (reply.get("deps") or {}).items():
-            self._ledger.set_dependencies(str(name), (str(d) for d in deps))
-        self._executions += int(reply.get("executions", 0))
+    def _absorb(self, module_name: str, source: bytes, base: int, reply: LoadReply) -> None:
+        """Record what the import ran and what it imported (lock held).
+
+        The answer comes from the tool file's own code, so only what the loader
+        can check is believed: a version of the file holds the bytes it was sent,
+        a version of another module the bytes its file holds on disk, numbered
+        from this import's serials (any other is left out); and what it says
+        about who imports whom shapes this file's recipe only.
+        """
+        for entry in reply.get("executed", []):
+            version = self._checked(entry, module_name, source, base)
+            if version is not None:
+                self._ledger.record(version)
+        deps = reply.get("deps")
+        if isinstance(deps, dict):
+            imports = {str(n): [str(d) for d in to] for n, to in deps.items() if isinstance(to, list)}
+            self._ledger.record_imports(module_name, imports)
+        executions = reply.get("executions")
+        self._executions += executions if isinstance(executions, int) and executions > 0 else 0
+
+    def _checked(self, entry: Any, module_name: str, source: bytes, base: int) -> ModuleVersion | None:
+        """``entry`` (``[name, serial, path, bytes]``) as a version, if it is what it says it is."""
+        if not isinstance(entry, list) or len(entry) != 4:
+            return None
+        name, serial, path_text, ran = entry
+        if not (isinstance(serial, int) and base <= serial < base + SERIAL_BLOCK and isinstance(ran, bytes)):
+            return None
+        if not isinstance(path_text, str) or os.path.normpath(path_text) != path_text:
+            return None
+        path = Path(path_text)
+        root = self._names.root_of(path)
+        if root is None or not self._names.is_within_root(path, root):
+            return None
+        if self._names.module_name_for(path) != name:
+            return None
+        held = source if name == module_name else _file_bytes(path, len(ran))
+        return ModuleVersion(name, serial, path, ran) if held == ran else None
 
     # ------------------------------------------------------------ dependency graph
     def dependencies(self, module_name: str) -> frozenset[str]:
@@ -368,6 +400,24 @@ class ProcessBackend:
         self._jobs.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _file_bytes(path: Path, size: int) -> bytes | None:
+    """What the regular file ``path`` holds, if it is ``size`` bytes long (else None, as for no file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == size else None
 
 
 def _relayed(reply: LoadReply) -> LoadReply:

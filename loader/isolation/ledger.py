@@ -4,7 +4,9 @@ Every module an import worker executes successfully is recorded here with the
 exact bytes it ran and a serial number. A tool's *recipe* is the list of module
 versions it was loaded against (its helpers first), so any worker, including a
 fresh one after a crash, can rebuild exactly that version of the tool, even
-after the file on disk has changed or broken since.
+after the file on disk has changed or broken since. A recipe is walked on the
+import graph the file's own last import reported (``record_imports``): what
+another file's import says about who imports whom never adds a module to it.
 
 Several import workers may run at once (a hanging import holds only its own),
 so each import draws a block of serials of its own (``reserve_serials``) and
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -47,6 +49,9 @@ class ModuleLedger:
     def __init__(self) -> None:
         self._current: dict[str, ModuleVersion] = {}
         self._graph = ImportGraph()
+        """Who imports whom, as the last import that ran each module reported (dependents, ordering)."""
+        self._imports_of: dict[str, dict[str, frozenset[str]]] = {}
+        """Per file module, the import graph its own last import reported (its recipe)."""
         self._lock = threading.RLock()
         self._next_serial = 1
         self._changes: deque[tuple[int, str]] = deque(maxlen=_CHANGES_KEPT)
@@ -73,11 +78,14 @@ class ModuleLedger:
         with self._lock:
             return self._current.get(name)
 
-    def set_dependencies(self, name: str, imported: Iterable[str]) -> None:
-        """Replace what ``name`` imports (nothing: it leaves the graph)."""
-        new = frozenset(imported)
+    def record_imports(self, owner: str, imports: Mapping[str, Iterable[str]]) -> None:
+        """What each module imported in one import of the file module ``owner`` (nothing: a module
+        leaves the graph); ``owner``'s recipe is walked on this alone until its next import."""
+        graph = {name: frozenset(imported) for name, imported in imports.items()}
         with self._lock:
-            self._graph.replace(name, new or None)
+            for name, imported in graph.items():
+                self._graph.replace(name, imported or None)
+            self._imports_of[owner] = graph
 
     def dependencies(self, name: str) -> frozenset[str]:
         with self._lock:
@@ -89,11 +97,15 @@ class ModuleLedger:
             return self._graph.dependents(names)
 
     def recipe(self, name: str, *, include_self: bool = True) -> tuple[ModuleVersion, ...]:
-        """The current versions ``name`` needs, dependencies before dependents (``name`` last)."""
+        """The current versions the file module ``name`` needs, as its own last import reported them,
+        dependencies before dependents (``name`` last)."""
         with self._lock:
-            return self._ordered([name], skip=set() if include_self else {name})
+            graph = self._imports_of.get(name, {})
+            return self._ordered([name], set() if include_self else {name}, lambda m: graph.get(m, ()))
 
-    def _ordered(self, names: Iterable[str], skip: set[str]) -> tuple[ModuleVersion, ...]:
+    def _ordered(
+        self, names: Iterable[str], skip: set[str], imports: Callable[[str], Iterable[str]]
+    ) -> tuple[ModuleVersion, ...]:
         """The current versions of ``names`` and what they import, dependencies first (lock held)."""
         ordered: list[ModuleVersion] = []
         seen: set[str] = set()
@@ -102,7 +114,7 @@ class ModuleLedger:
             if module in seen or depth > 100:
                 return
             seen.add(module)
-            for dep in sorted(self._graph.dependencies(module)):
+            for dep in sorted(imports(module)):
                 visit(dep, depth + 1)
             version = self._current.get(module)
             if version is not None and module not in skip:
@@ -131,7 +143,8 @@ class ModuleLedger:
                 names = set(held)
             stale = {n for n in names if (v := self._current.get(n)) is not None and v.serial != held[n]}
             dropped = tuple(sorted(n for n in names if n not in self._current))
-            run = tuple(v for v in self._ordered(sorted(stale), skip=set()) if v.name in stale)
+            ordered = self._ordered(sorted(stale), set(), self._graph.dependencies)
+            run = tuple(v for v in ordered if v.name in stale)
             return run, dropped
 
     def is_current(self, versions: Iterable[ModuleVersion]) -> bool:
@@ -145,3 +158,4 @@ class ModuleLedger:
                 if self._current.pop(name, None) is not None:
                     self._note(name)
                 self._graph.replace(name, None)
+                self._imports_of.pop(name, None)

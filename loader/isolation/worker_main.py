@@ -277,7 +277,7 @@ class Worker:
                 source=info.source,
             )
         executed = self._executed_report(int(message["serial_base"]))
-        touched = {name, *(item[0] for item in executed)}
+        touched = {name, *(item[0] for item in (*message["preload"], *executed))}
         return LoadReply(
             ok=error is None,
             error=error,

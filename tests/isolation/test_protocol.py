@@ -198,13 +198,25 @@ def test_ledger_recipe_lists_dependencies_first_at_their_current_versions() -> N
     ledger = ModuleLedger()
     for version in (_version("base", 1), _version("middle", 2), _version("user", 3)):
         ledger.record(version)
-    ledger.set_dependencies("middle", ["base"])
-    ledger.set_dependencies("user", ["middle", "base"])
+    ledger.record_imports("middle", {"middle": ["base"]})
+    ledger.record_imports("user", {"user": ["middle", "base"], "middle": ["base"]})
     assert [v.name for v in ledger.recipe("user")] == ["base", "middle", "user"]
     assert [v.name for v in ledger.recipe("user", include_self=False)] == ["base", "middle"]
     assert ledger.dependents(["base"]) == {"middle", "user"}
     ledger.record(_version("base", 4))
     assert ledger.recipe("user")[0].serial == 4
+
+
+def test_ledger_recipe_follows_only_what_the_files_own_import_reported() -> None:
+    """Another file's import says that ``user`` imports it: that file reloads ``user`` when it changes,
+    but never enters ``user``'s recipe (its code would run wherever ``user`` is built)."""
+    ledger = ModuleLedger()
+    for version in (_version("base", 1), _version("user", 2), _version("forger", 3)):
+        ledger.record(version)
+    ledger.record_imports("user", {"user": ["base"], "base": []})
+    ledger.record_imports("forger", {"forger": [], "user": ["base", "forger"]})
+    assert [v.name for v in ledger.recipe("user")] == ["base", "user"]
+    assert ledger.dependents(["forger"]) == {"user"}
 
 
 def test_ledger_serial_blocks_never_overlap() -> None:
@@ -218,7 +230,7 @@ def test_ledger_updates_name_what_a_holder_must_replace_or_drop_since_an_epoch()
     ledger = ModuleLedger()
     for version in (_version("helper", 1), _version("tool", 2), _version("gone", 3)):
         ledger.record(version)
-    ledger.set_dependencies("tool", ["helper"])
+    ledger.record_imports("tool", {"tool": ["helper"]})
     held = {"helper": 1, "tool": 2, "gone": 3}
     synced = ledger.epoch
     assert ledger.updates(held, synced) == ((), ())
@@ -235,7 +247,7 @@ def test_ledger_forgets_modules_and_their_edges() -> None:
     ledger = ModuleLedger()
     ledger.record(_version("helper", 1))
     ledger.record(_version("tool", 2))
-    ledger.set_dependencies("tool", ["helper"])
+    ledger.record_imports("tool", {"tool": ["helper"]})
     ledger.forget(["tool"])
     assert ledger.dependents(["helper"]) == set()
     assert ledger.current("tool") is None and ledger.dependencies("tool") == frozenset()
