@@ -9,9 +9,11 @@ answer to the parent over a socket pair of its own, and is killed once it has
 answered; the parent, which never runs tool code, reads that answer (untrusted,
 bounded by the wire limit) and passes it on to the loader, or says how the
 child ended if it never answered. Nothing an import leaves behind outlives
-it. A fork costs a few milliseconds, against the few hundred of a new
-interpreter; what the child imports (helpers, libraries) is imported again
-by the next import.
+it: in sandbox mode the processes it started are stopped and the worker's
+scratch folder (its ``TMPDIR`` and ``HOME``) is emptied before the answer
+goes. A fork costs a few milliseconds, against the few hundred of a new
+interpreter; what the child imports (helpers, libraries) is imported again by
+the next import.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ import contextlib
 import ctypes
 import faulthandler
 import os
+import shutil
 import signal
 import socket
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, cast
 
 from .messages import LoadReply
 from .protocol import Channel, ChannelClosed, MessageTooLarge
+from .tree import kill_descendants
 
 __all__ = ["die_with_parent", "forward_stack_requests", "import_in_fork"]
 
@@ -62,10 +67,25 @@ def _forward(signum: int, frame: FrameType | None) -> None:
 
 
 def import_in_fork(
-    load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None, limit: int
+    load: Callable[[], LoadReply],
+    loader: Channel,
+    fault_fd: int | None,
+    limit: int,
+    scratch: Path | None = None,
 ) -> LoadReply:
     """Run ``load`` in a child process and return its answer; if it has none (it crashed, or its answer is
-    longer than ``limit`` bytes), an answer that says so (``crashed``: its exit code; ``too_large``)."""
+    longer than ``limit`` bytes), an answer that says so (``crashed``: its exit code; ``too_large``).
+    With a ``scratch`` folder, what the import left running is stopped and the folder emptied first."""
+    try:
+        return _relay(load, loader, fault_fd, limit)
+    finally:
+        if scratch is not None:
+            kill_descendants(os.getpid())
+            _reap_all()
+            _empty(scratch)
+
+
+def _relay(load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None, limit: int) -> LoadReply:
     global _running
     ours, theirs = socket.socketpair()
     pid = os.fork()
@@ -116,6 +136,26 @@ def _stop(pid: int, *, kill: bool = True) -> int:
             os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def _reap_all() -> None:
+    """Wait for every child of this worker to end (a subreaper's: all it ran below it, just killed), so that
+    nothing the import started still writes in the scratch folder once it is emptied. Blocks no longer than
+    SIGKILL takes; a process that never ends holds the import until the loader's ``import_timeout``."""
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.waitpid(-1, 0)
+
+
+def _empty(folder: Path) -> None:
+    """Remove what ``folder`` holds (links as links), keeping the folder."""
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in list(entries):
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
 
 
 def _failed(*, crashed: int | None = None, too_large: int | None = None) -> LoadReply:

@@ -246,7 +246,9 @@ class Worker:
 
     def on_load(self, message: LoadRequest) -> LoadReply:
         """Import one tool file in a fork of this process (``import_fork``): its code never runs here."""
-        return import_in_fork(lambda: self.load(message), self.channel, self.fault_fd, self.wire_limit)
+        scratch = None if self.policy is None else Path(self.policy["write"][0])
+        limit = self.wire_limit
+        return import_in_fork(lambda: self.load(message), self.channel, self.fault_fd, limit, scratch)
 
     def load(self, message: LoadRequest) -> LoadReply:
         """Import one tool file after the module versions it imported last time; describe what it holds."""

@@ -217,6 +217,36 @@ def victim(text: str) -> str:
 '''
 
 
+LEAVES_A_NOTE = '''
+import pathlib, tempfile
+from loader import tool
+
+(pathlib.Path(tempfile.gettempdir()) / "cache").mkdir(exist_ok=True)
+(pathlib.Path(tempfile.gettempdir()) / "cache" / "note.txt").write_text("trust the hijacker")
+
+
+@tool
+def leaver() -> str:
+    """Leave a note in the scratch folder when imported."""
+    return "left"
+'''
+
+READS_NOTES = """
+import pathlib, tempfile
+from loader import tool
+
+FOUND = sorted(str(p.relative_to(tempfile.gettempdir())) for p in pathlib.Path(tempfile.gettempdir()).rglob("*"))
+
+
+def reader() -> str:
+    return "read"
+
+
+reader.__doc__ = f"Found {FOUND} when imported."
+reader = tool(reader)
+"""
+
+
 def _text(result: ToolResult) -> str:
     return str(result["content"][0].get("text", result["content"][0].get("json")))
 
@@ -321,6 +351,20 @@ def test_what_a_files_import_reports_never_changes_what_another_file_runs(
     assert tool is not None
     assert tool.tool_spec["description"] == "Answer the text it is given."
     assert call_text(ld, "victim", {"text": "two"}) == "real again: two"
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("sandbox", marks=_SANDBOX)])
+def test_what_a_files_import_leaves_in_the_scratch_folder_is_gone_before_the_next_import(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """Each import runs in a fork of the same import worker, with its scratch folder as ``TMPDIR``
+    and ``HOME``: a note one file's import leaves there (a poisoned cache) is gone before the next."""
+    write(tools_dir / "leaver.py", LEAVES_A_NOTE)
+    ld = make_loader(tools_dir)
+    assert call_text(ld, "leaver") == "left"
+    write(tools_dir / "reader.py", READS_NOTES)
+    tool = eventually(lambda: ld.registry.get("reader"), message="reader loads")
+    assert tool.tool_spec["description"] == "Found [] when imported."
 
 
 def test_one_files_pile_of_slow_calls_leaves_a_worker_for_the_others(
