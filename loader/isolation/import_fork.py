@@ -12,8 +12,10 @@ child ended if it never answered. Nothing an import leaves behind outlives
 it: in sandbox mode the processes it started are stopped and the worker's
 scratch folder (its ``TMPDIR`` and ``HOME``) is emptied before the answer
 goes. A fork costs a few milliseconds, against the few hundred of a new
-interpreter; what the child imports (helpers, libraries) is imported again by
-the next import.
+interpreter, but the child then copies on write what it touches of the worker's
+memory, and what it imports (helpers, libraries) or caches is imported again by
+the next import: a save goes live about 11 ms later in process mode
+(docs/isolation-matrix.md, "What a fork per import costs").
 """
 
 from __future__ import annotations
