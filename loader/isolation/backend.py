@@ -430,6 +430,9 @@ def _relayed(reply: LoadReply) -> LoadReply:
     too_large = reply.get("too_large")
     if isinstance(too_large, int):
         raise WorkerSentTooMuch(too_large)
+    if reply.get("malformed"):
+        how = "sent a malformed answer and was stopped"
+        raise WorkerCrashed(f"the import's process {how}", exit=how)
     return reply
 
 

@@ -28,6 +28,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +36,7 @@ from types import FrameType
 from typing import Any, NoReturn, cast
 
 from .messages import LoadReply
-from .protocol import Channel, ChannelClosed, MessageTooLarge
+from .protocol import MALFORMED, Channel, ChannelClosed, MessageTooLarge
 from .tree import kill_descendants
 
 __all__ = ["die_with_parent", "forward_stack_requests", "import_in_fork"]
@@ -103,8 +104,11 @@ def _relay(load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None,
     except MessageTooLarge as exc:
         _stop(pid)
         return _failed(too_large=exc.limit)
-    except ChannelClosed:  # it ended (or garbled its answer) before answering
-        return _failed(crashed=_stop(pid, kill=False))
+    except ChannelClosed as exc:  # it ended, or garbled its answer, before answering
+        if str(exc).startswith(MALFORMED):
+            _stop(pid)
+            return _failed(malformed=True)
+        return _failed(crashed=_stop(pid, grace=_EXIT_GRACE))
     finally:
         _running = None
         answers.close()
@@ -131,11 +135,24 @@ def _child(
         os._exit(status)
 
 
-def _stop(pid: int, *, kill: bool = True) -> int:
-    """Reap the child (killing it first if ``kill``); its exit code (negative: the signal that ended it)."""
-    if kill:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+_EXIT_GRACE = 1.0
+"""Seconds a child that stopped answering has to end by itself (its exit code says why) before it is killed:
+one that garbled its answer and kept running would hold the import until the loader's deadline."""
+
+
+def _stop(pid: int, *, grace: float = 0.0) -> int:
+    """Reap the child, killed at once or after ``grace`` seconds; its exit code (negative: the signal that
+    ended it)."""
+    deadline = time.monotonic() + grace
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.005)  # a bounded wait for a process to end: there is no event to wait on
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
 
@@ -160,9 +177,13 @@ def _empty(folder: Path) -> None:
                     os.unlink(entry.path)
 
 
-def _failed(*, crashed: int | None = None, too_large: int | None = None) -> LoadReply:
+def _failed(
+    *, crashed: int | None = None, too_large: int | None = None, malformed: bool = False
+) -> LoadReply:
     """The answer standing in for one the child never gave."""
     reply = LoadReply(ok=False, error=None, tools=[], executed=[], deps={}, executions=0)
+    if malformed:
+        reply["malformed"] = True
     if crashed is not None:
         reply["crashed"] = crashed
     if too_large is not None:

@@ -231,6 +231,8 @@ class LoadReply(TypedDict):
     """The import's process ended without answering: its exit code (negative: the signal that ended it)."""
     too_large: NotRequired[int]
     """The import's answer is longer than this many bytes (the wire limit): never read."""
+    malformed: NotRequired[bool]
+    """The import's answer arrived whole but was not a message (its process was stopped)."""
 
 
 class CallReply(TypedDict):

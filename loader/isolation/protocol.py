@@ -35,6 +35,7 @@ except ImportError:  # the msgspec extra is not installed: JSON frames
     msgspec = None  # type: ignore[assignment]
 
 __all__ = [
+    "MALFORMED",
     "MAX_MESSAGE_BYTES",
     "Channel",
     "ChannelClosed",
@@ -50,6 +51,8 @@ MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 
 _BYTES_TAG: Final = "$bytes"
 _HEADER: Final = struct.Struct("!I")
+MALFORMED: Final = "malformed message"
+"""How a ``ChannelClosed`` for a message that arrived whole but does not decode begins."""
 _CHUNK: Final = 1024 * 1024
 
 
@@ -268,9 +271,9 @@ class Channel:
         try:
             message = _decode(data, self._trusted)
         except ValueError as exc:
-            raise ChannelClosed(f"malformed message: {exc}") from exc
+            raise ChannelClosed(f"{MALFORMED}: {exc}") from exc
         if not isinstance(message, dict):
-            raise ChannelClosed("malformed message: not an object")
+            raise ChannelClosed(f"{MALFORMED}: not an object")
         return message
 
     def _read(self, size: int, deadline: float | None) -> bytes:

@@ -331,6 +331,48 @@ def test_a_file_that_patches_its_import_worker_never_describes_or_reads_another_
     assert seen == real
 
 
+GARBLER = """
+import os, stat, struct, time
+from loader import tool
+
+for fd in range(3, 256):  # the import's answer goes over a socket: a frame of 3 bytes no decoder reads
+    try:
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            os.write(fd, struct.pack("!I", 3) + bytes([0xC1, 0xC1, 0xC1]))
+    except OSError:
+        pass
+time.sleep(120)
+
+
+@tool
+def garbler() -> str:
+    \"\"\"Never defined.\"\"\"
+    return "never"
+"""
+
+
+def test_an_import_that_garbles_its_answer_and_keeps_running_fails_at_once(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """Before: the import worker waited for the fork that garbled its answer to end by itself, so the
+    file stayed importing until the loader's deadline (here 60 s) and was reported stuck."""
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=60.0))
+    path = write(tools_dir / "garbler.py", GARBLER)
+    status = eventually(
+        lambda: (
+            (s := ld.file_status(path)) is not None
+            and (s.error is not None or s.state is FileState.STUCK)
+            and s
+        ),
+        20,
+        "the garbled import ends well before its deadline",
+    )
+    assert status.state is FileState.FAILED, status
+    assert status.error is not None and "sent a malformed answer and was stopped" in status.error.message
+    write(tools_dir / "echo.py", function_tool_source("after", "return 'fine'"))
+    eventually(lambda: "after" in ld.registry and call_text(ld, "after") == "fine", 20, "the next file loads")
+
+
 def test_what_a_files_import_reports_never_changes_what_another_file_runs(
     tools_dir: Path, make_loader: Callable[..., ToolLoader]
 ) -> None:
