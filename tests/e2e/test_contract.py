@@ -114,11 +114,17 @@ def test_03_editor_atomic_saves_are_edits(
 
 
 # 4 ---------------------------------------------------------------------------------------------
+PATIENT_WITH_EMPTY = replace(FAST, empty_grace=3.0)
+"""``FAST`` with an empty file's grace well past the pauses these tests make between truncate and write."""
+
+
 def test_04_truncate_then_write_with_a_pause_never_drops_tools(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
     path = write(tools_dir / "trunc.py", function_tool_source("trunc", "return 'v1'"))
-    ld = make_loader(tools_dir)
+    # The pauses below are 0.1 s; the grace an empty file gets is far longer, so that a writer thread
+    # starved on a loaded machine (CI saw one sit past FAST's 0.3 s) is still within it.
+    ld = make_loader(tools_dir, config=PATIENT_WITH_EMPTY)
     sets = _recorder(ld)
     for version in (2, 3):
         with open(path, "w") as handle:  # truncates now
@@ -137,7 +143,7 @@ def test_04_truncate_then_write_with_a_pause_never_drops_tools(
 def test_04_an_empty_moment_during_a_save_is_no_update(tools_dir: Path, make_loader: MakeLoader) -> None:
     """The file empty between truncate and write keeps its status: the one update is the new content's."""
     path = write(tools_dir / "trunc.py", function_tool_source("trunc", "return 'v1'"))
-    ld = make_loader(tools_dir)
+    ld = make_loader(tools_dir, config=PATIENT_WITH_EMPTY)
     events: list[LoaderEvent] = []
     ld.subscribe(events.append)
     with open(path, "w") as handle:  # truncates now
