@@ -19,7 +19,6 @@ test keeps equal to ``pyproject.toml``).
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import re
 import shlex
@@ -93,6 +92,8 @@ def _lower_bounds_first(requirement: str) -> str:
 
 def requirements(extra: str, distribution: str = DISTRIBUTION) -> tuple[str, ...]:
     """What ``extra`` installs: from the distribution's metadata, else ``FALLBACK`` (empty if unknown)."""
+    import importlib.metadata  # here: every process imports this module, few ask (about 0.1 s of imports)
+
     try:
         declared = importlib.metadata.requires(distribution) or []
     except importlib.metadata.PackageNotFoundError:

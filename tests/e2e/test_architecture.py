@@ -44,10 +44,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def units(loader_dir: Path, plugins_dir: Path | None) -> dict[str, list[Path]]:
-    """Every package and root module of ``loader_dir`` (and ``plugins``) with its Python files."""
+    """Every package and root module of ``loader_dir`` (and ``plugins``) with its Python files; a stub
+    counts (``loader/__init__.pyi`` lists the names ``lazy_loader`` imports when they are used)."""
     found: dict[str, list[Path]] = {}
-    for path in sorted(loader_dir.rglob("*.py")):
-        found.setdefault(path.relative_to(loader_dir).parts[0].removesuffix(".py"), []).append(path)
+    for path in sorted([*loader_dir.rglob("*.py"), *loader_dir.rglob("*.pyi")]):
+        found.setdefault(Path(path.relative_to(loader_dir).parts[0]).stem, []).append(path)
     if plugins_dir is not None:
         found["plugins"] = sorted(plugins_dir.rglob("*.py"))
     return found
