@@ -12,6 +12,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
@@ -60,6 +62,26 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def plain_watch(cwd: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], LineReader]]:
+    """``tool-loader watch ARGS`` without a terminal (one plain line per event), 200 columns wide, and a
+    reader of its output; killed on the way out if the test left it running."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loader", "watch", *args],
+        cwd=cwd,
+        env=cli_env(COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process, LineReader(process.stdout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "add.py", CALCULATOR)
@@ -106,16 +128,7 @@ def test_live_view_follows_add_edit_break_fix_and_exits_cleanly_on_ctrl_c(tmp_pa
 def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "add.py", CALCULATOR)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch"],  # no directory: ./tools
-        cwd=tmp_path,
-        env=cli_env(COLUMNS="200"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out = LineReader(process.stdout)
+    with plain_watch(tmp_path) as (process, out):  # no directory: ./tools
         out.wait_for(r"^loaded 1 tool from 1 file in tools \(\d+ ms\)$")
         out.wait_for(r"^watching tools \(Ctrl-C to stop\)$")
         clock = r"^\d\d:\d\d:\d\d "
@@ -145,10 +158,6 @@ def test_without_a_terminal_prints_one_plain_line_per_event(tmp_path: Path) -> N
         out.wait_for(r"^  tools: add$")
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     stderr = process.stderr.read() if process.stderr else ""
     assert "Traceback" not in stderr
     assert not any("\x1b" in line for line in out.seen)  # no ANSI codes in plain mode
@@ -175,16 +184,7 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
     write(tools / "greet.py", V1)
     write(tools / "helper.py", HELPER)
     write(tools / "user.py", USER)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools"],
-        cwd=tmp_path,
-        env=cli_env(COLUMNS="200"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out = LineReader(process.stdout)
+    with plain_watch(tmp_path, "tools") as (process, out):
         out.wait_for(r"^loaded 2 tools from 3 files in tools \(\d+ ms\)$")
         out.wait_for(r"^watching tools")
         clock = r"^\d\d:\d\d:\d\d "
@@ -202,10 +202,6 @@ def test_plain_lines_say_moved_and_kept_on_the_last_good_version(tmp_path: Path)
         out.wait_for(r"^  failed tools/helper\.py:\d+ SyntaxError: ")
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert not any(re.search(r" (removed|added) tools/(greet|hello)\.py", line) for line in out.seen)
 
 
@@ -254,16 +250,7 @@ def _adder(params: str, example: str, body: str, description: str = "Add numbers
 def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "calculator.py", _adder("a: int, b: int", '{"a": 2, "b": 3}', "a + b"))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
-        cwd=tmp_path,
-        env=cli_env(COLUMNS="200"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out = LineReader(process.stdout)
+    with plain_watch(tmp_path, "tools", "--gate") as (process, out):
         out.wait_for(r"^watching tools")
         event = r"^\d\d:\d\d:\d\d {} tools/calculator\.py calculator {}\(\d+\.\d ms\)$"
 
@@ -287,10 +274,6 @@ def test_a_save_that_breaks_callers_says_so_on_its_event_line(tmp_path: Path) ->
 
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=DEADLINE) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 GATED_V1 = '''
@@ -308,16 +291,7 @@ GATED_WRONG = GATED_V1.replace("return a + b", "return a - b")
 def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     write(tools / "add.py", GATED_V1)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", "--gate"],
-        cwd=tmp_path,
-        env=cli_env(COLUMNS="200"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out = LineReader(process.stdout)
+    with plain_watch(tmp_path, "tools", "--gate") as (process, out):
         out.wait_for(r"^watching tools")
         write(tools / "add.py", GATED_WRONG)
         out.wait_for(
@@ -327,10 +301,6 @@ def test_plain_lines_show_why_a_gated_save_was_rejected(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 PROMPT = "---\ndescription: Say hello.\n---\nHello {{who}}\n"
@@ -350,16 +320,7 @@ def test_plain_lines_follow_prompts_resources_and_skills_and_keep_their_last_goo
 ) -> None:
     tools = tmp_path / "tools"
     _folder_with_components(tools)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", "--no-history"],
-        cwd=tmp_path,
-        env=cli_env(COLUMNS="200"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out = LineReader(process.stdout)
+    with plain_watch(tmp_path, "tools", "--no-history") as (process, out):
         out.wait_for(r"^loaded 1 tool, 1 prompt, 1 resource from 3 files in tools \(\d+ ms\)$")
         out.wait_for(r"^watching tools")
         clock = r"^\d\d:\d\d:\d\d "
@@ -410,9 +371,5 @@ def test_plain_lines_follow_prompts_resources_and_skills_and_keep_their_last_goo
         )
         out.wait_for(r"^stopped watching$")
         assert process.wait(timeout=DEADLINE) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     stderr = process.stderr.read() if process.stderr else ""
     assert "Traceback" not in stderr
