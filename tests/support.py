@@ -203,9 +203,9 @@ def run_cli(
 
 
 def child_pids() -> set[int]:
-    """Live (not zombie) child processes of this test process."""
-    me = str(os.getpid())
-    found: set[int] = set()
+    """Live (not zombie) worker processes of this test process's loaders: its children, where a worker
+    template (``loader.isolation.fork_server``, which runs no tool) stands for the workers it forked."""
+    parents: dict[int, set[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -214,8 +214,16 @@ def child_pids() -> set[int]:
                 fields = handle.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if fields[1] == me and fields[0] != "Z":
-            found.add(int(entry))
+        if fields[0] != "Z":
+            parents.setdefault(int(fields[1]), set()).add(int(entry))
+    found: set[int] = set()
+    for child in parents.get(os.getpid(), set()):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                template = b"fork_server import serve" in handle.read()
+        except OSError:
+            continue
+        found |= parents.get(child, set()) if template else {child}
     return found
 
 

@@ -37,13 +37,15 @@ from .calls import CallRouter
 from .components import proxy_component
 from .description_wire import description_from_wire
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
+from .fork_server import ForkServer
+from .fork_server import available as fork_server_available
 from .host import harden_host
 from .importers import ImportWorkers
 from .ledger import SERIAL_BLOCK, ModuleLedger, ModuleVersion
 from .messages import LoadReply, LoadRequest, ModuleEntry, WorkerSettings
 from .options import WorkerOptions, worker_environment
 from .pool import WorkerPool
-from .process import WorkerProcess, describe_exit
+from .process import WorkerProcess, describe_exit, worker_command_path
 from .proxy import ProxyTool
 from .sandbox.options import SandboxOptions
 from .sandbox.policy import worker_policy
@@ -108,6 +110,12 @@ class ProcessBackend:
         if sandbox is not None:
             self._scratch = Path(tempfile.mkdtemp(prefix="tool-loader-sandbox-"))
             settings["sandbox"] = worker_policy(roots, sandbox, self._scratch)
+        self._forks = (
+            ForkServer(worker_command_path(settings["roots"]), env, cwd, self.options.start_timeout)
+            if fork_server_available() and not self.options.command_prefix
+            else None
+        )
+        """The template new workers are forked from (None: each starts as its own interpreter)."""
         self.pool = WorkerPool(
             lambda: self._start_worker(settings, env, cwd),
             max_in_use=self.options.call_workers,
@@ -150,11 +158,13 @@ class ProcessBackend:
         prefix = self.options.command_prefix
         policy = settings.get("sandbox")
         if policy is None or self._scratch is None:
-            return WorkerProcess(settings, env, cwd, prefix)
+            return WorkerProcess(settings, env, cwd, prefix, forks=self._forks)
         scratch = Path(tempfile.mkdtemp(dir=self._scratch))
         policy = {**policy, "write": [str(scratch), *policy["write"][1:]]}
         own_env = {**env, "TMPDIR": str(scratch), "HOME": str(scratch)}
-        return WorkerProcess({**settings, "sandbox": policy}, own_env, cwd, prefix, scratch=scratch)
+        return WorkerProcess(
+            {**settings, "sandbox": policy}, own_env, cwd, prefix, scratch=scratch, forks=self._forks
+        )
 
     def serving_problem(self) -> str | None:
         """Why calls cannot be served now (the health probes report it), or None."""
@@ -396,6 +406,8 @@ class ProcessBackend:
             self._watch.stop()
         self._importers.close()
         self.pool.close()
+        if self._forks is not None:
+            self._forks.close()
         self._names.close()
         self._jobs.close()
         if self._scratch is not None:

@@ -27,11 +27,19 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
+from .fork_server import ForkedProcess, ForkServer
 from .messages import Hello, Message, Request, WorkerSettings
 from .protocol import Channel, ChannelClosed, ChannelTimeout, MessageTooLarge, wire_limit
 from .tree import kill_descendants, kill_tree
 
-__all__ = ["FRAME_SECONDS", "LOADER_HOME", "WorkerProcess", "describe_exit", "worker_sys_path"]
+__all__ = [
+    "FRAME_SECONDS",
+    "LOADER_HOME",
+    "WorkerProcess",
+    "describe_exit",
+    "worker_command_path",
+    "worker_sys_path",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +127,45 @@ def _relay_lines(pipe: Any, *, untrusted: bool) -> None:
                 continue
 
 
+def _started(
+    settings: WorkerSettings, env: dict[str, str], cwd: Path, prefix: tuple[str, ...], fault_write: int
+) -> tuple[subprocess.Popen[bytes], int, int, Any]:
+    """A worker started as a new interpreter: its process, the loader's ends of its stdin and stdout
+    (descriptors of their own), and its stderr."""
+    try:
+        process = subprocess.Popen(
+            [
+                *prefix,
+                sys.executable,
+                "-I",
+                "-c",
+                _BOOT,
+                json.dumps(worker_command_path(settings.get("roots", ()))),
+                json.dumps({**settings, "fault_fd": fault_write}),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            pass_fds=(fault_write,),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise WorkerStartError(f"could not start a worker process with {sys.executable}: {exc}") from exc
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    reader = os.dup(process.stdout.fileno())
+    writer = os.dup(process.stdin.fileno())
+    process.stdin.close()
+    process.stdout.close()
+    return process, writer, reader, process.stderr
+
+
+def worker_command_path(roots: Sequence[str]) -> list[str]:
+    """The ``sys.path`` a worker starts with: the loader's (``worker_sys_path``) less the watched folders."""
+    return _path_without(roots, worker_sys_path())
+
+
 class WorkerProcess:
     """A started worker and the parent's end of its pipes.
 
@@ -134,6 +181,7 @@ class WorkerProcess:
         prefix: tuple[str, ...] = (),
         *,
         scratch: Path | None = None,
+        forks: ForkServer | None = None,
     ) -> None:
         self.scratch = scratch
         """Sandbox mode: the worker's own writable folder, removed with the worker."""
@@ -141,44 +189,26 @@ class WorkerProcess:
         """The longest message read from this worker (any reply: a call's, an import's, an ack)."""
         fault_read, fault_write = os.pipe()
         os.set_blocking(fault_read, False)
+        self.process: subprocess.Popen[bytes] | ForkedProcess
         try:
-            self.process = subprocess.Popen(
-                [
-                    *prefix,
-                    sys.executable,
-                    "-I",
-                    "-c",
-                    _BOOT,
-                    json.dumps(_path_without(settings.get("roots", ()), worker_sys_path())),
-                    json.dumps({**settings, "fault_fd": fault_write}),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=env,
-                pass_fds=(fault_write,),
-                start_new_session=True,
-            )
-        except OSError as exc:
+            if forks is not None and not prefix:
+                self.process, writer, reader, errors = forks.start(dict(settings), env, cwd, fault_write)
+                stderr: Any = os.fdopen(errors, "rb")
+            else:
+                self.process, writer, reader, stderr = _started(settings, env, cwd, prefix, fault_write)
+        except BaseException:
             os.close(fault_read)
-            raise WorkerStartError(f"could not start a worker process with {sys.executable}: {exc}") from exc
+            raise
         finally:
             os.close(fault_write)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        assert self.process.stderr is not None
         threading.Thread(
             target=_relay_lines,
-            args=(self.process.stderr,),
+            args=(stderr,),
             kwargs={"untrusted": "sandbox" in settings},
             name="tool-loader-worker-stderr",
             daemon=True,
         ).start()
-        reader = os.dup(self.process.stdout.fileno())
-        writer = os.dup(self.process.stdin.fileno())
         os.set_blocking(writer, False)  # a worker that stops reading cannot hold the loader's thread
-        self.process.stdin.close()
-        self.process.stdout.close()
         self.channel = Channel(reader, writer)
         self._fault_read = fault_read
         self.ready = False

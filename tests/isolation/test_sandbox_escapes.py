@@ -42,6 +42,7 @@ from support import (
     AS_NOBODY,
     FAST,
     call_text,
+    child_pids,
     cli_env,
     interpreter_for_nobody,
     run_cli,
@@ -129,7 +130,7 @@ def _alloc(target: str) -> str:
 
 
 def _ptrace(target: str) -> str:
-    return _errno(_libc.ptrace(16, int(target), None, None), "ptrace attach")  # PTRACE_ATTACH
+    return _errno(_libc.ptrace(16, _pid(target), None, None), "ptrace attach")  # PTRACE_ATTACH
 
 
 def _vm_read(target: str) -> str:
@@ -143,7 +144,7 @@ def _vm_read(target: str) -> str:
 
 
 def _signal(target: str) -> str:
-    os.kill(int(target), signal.SIGCONT)
+    os.kill(_pid(target), signal.SIGCONT)
     return "ALLOWED signal"
 
 
@@ -161,7 +162,9 @@ def _unshare(target: str) -> str:
 
 
 def _pid(target: str) -> int:
-    """A pid; ``parent``: the worker's parent, the loader (for the command line, whose pid the test cannot pass)."""
+    """A pid; ``parent``: the worker's parent, the template every worker is forked from (it outlives them
+    all: were it harmed, every tool's worker would be); its parent, the loader, is one a sandboxed tool
+    cannot even name (it cannot read the template's ``/proc`` entry)."""
     return os.getppid() if target == "parent" else int(target)
 
 
@@ -467,6 +470,14 @@ def test_the_loader_cannot_be_limited_reniced_or_pinned(sandboxed: ToolLoader) -
         _denied(_attack(sandboxed, kind, os.getpid()), kind)
 
 
+def test_the_worker_template_cannot_be_signalled_traced_or_limited(sandboxed: ToolLoader) -> None:
+    """The worker's parent is the template every worker is forked from: were it stopped, every worker would
+    die with it; were it traced, every later worker would carry the tracer's code."""
+    assert _attack(sandboxed, "signal", "0") == "ALLOWED signal"  # the attack itself works, on its own group
+    for kind in ("signal", "ptrace", "prlimit", "renice", "affinity", "sched_param"):
+        _denied(_attack(sandboxed, kind, "parent"), f"{kind} on the template")
+
+
 def test_the_worker_still_sets_its_own_limits_and_priority(sandboxed: ToolLoader) -> None:
     """Pid 0 is the caller: a tool may still lower its own limits, renice and pin itself."""
     for kind in ("prlimit", "renice", "affinity", "sched_param"):
@@ -565,7 +576,8 @@ def test_the_working_folder_is_not_on_a_workers_path(place: Path, tmp_path: Path
 
 
 def test_the_attacks_on_other_processes_fail_through_tool_loader_call(place: Path) -> None:
-    """The loader here is ``tool-loader call`` itself: the worker's parent."""
+    """The loader here is ``tool-loader call`` itself; the worker's parent is the template workers are forked
+    from (see ``_pid``)."""
     tool_loader = str(Path(sys.executable).parent / "tool-loader")
     with sysv_segment(b"shm secret") as segment:
         for kind, target in (
@@ -606,7 +618,10 @@ def test_the_working_folder_is_not_on_a_workers_path_through_the_api(
 FORGER = """
 import json, os, threading, time
 
+# the stack pipe: fd 3 in a worker forked from the template, named on the command line of one started alone
 settings = json.loads(open("/proc/self/cmdline", "rb").read().split(b"\\0")[-2])
+if not isinstance(settings, dict):
+    settings = {"fault_fd": 3}
 forged = b"\\x1b]0;owned\\x07\\x1b[2J" + b'File "elsewhere.py", line 7\\n' * 4000
 
 
@@ -660,7 +675,7 @@ def spin_at_import() -> str:
 def _strays_below_workers() -> list[int]:
     """Running processes below this process's children (the workers): what tools left behind."""
     table = ProcessTable()
-    workers = {pid for pid, entry in table.entries.items() if entry.parent == os.getpid()}
+    workers = child_pids()
     below = set().union(*(table.descendants(pid) for pid in workers)) if workers else set()
     return _running(sorted(below))
 
@@ -899,21 +914,25 @@ from loader import tool
 
 @tool
 def threads() -> str:
-    """The seccomp lines of each thread of this worker, by thread name."""
+    """The seccomp lines of each thread of this worker, by thread name (by task id if it has none)."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
     found = {}
-    for thread in threading.enumerate():
-        with open(f"/proc/{os.getpid()}/task/{thread.native_id}/status") as handle:
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        with open(f"/proc/{os.getpid()}/task/{task}/status") as handle:
             fields = dict(line.split(":", 1) for line in handle if line.startswith("Seccomp"))
-        found[thread.name] = {key: value.strip() for key, value in fields.items()}
+        found[names.get(int(task), f"task {task}")] = {key: value.strip() for key, value in fields.items()}
     return json.dumps(found)
 '''
 
 _THREADS_RUN = """
 import sys
+from dataclasses import replace
 sys.path.insert(0, sys.argv[2])
 from support import FAST, call_text
+from loader.isolation import WorkerOptions
 from loader.reload.loader import ToolLoader
-loader = ToolLoader([sys.argv[1]], config=FAST, isolation="sandbox")
+config = replace(FAST, workers=WorkerOptions(command_prefix=tuple(sys.argv[3:])))
+loader = ToolLoader([sys.argv[1]], config=config, isolation="sandbox")
 report = loader.scan()
 assert not report.failed, [str(f.error) for f in report.failed]
 print(call_text(loader, "threads"))
@@ -935,11 +954,18 @@ def open_place() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.parametrize("started", [True, False], ids=["started-alone", "forked"])
 @pytest.mark.parametrize("unprivileged", [False, True], ids=["this-user", "nobody"])
 def test_a_thread_started_before_the_worker_confines_itself_gets_the_seccomp_filter(
-    unprivileged: bool, open_place: Path
+    unprivileged: bool, started: bool, open_place: Path
 ) -> None:
-    """seccomp binds only the calling thread unless told to synchronise every thread (``TSYNC``)."""
+    """seccomp binds only the calling thread unless told to synchronise every thread (``TSYNC``).
+
+    A worker started as its own interpreter (here under a wrapper, ``env``) runs
+    the ``.pth`` file itself, so its thread is there and must be filtered; a
+    worker forked from the template holds only the thread that forked (the
+    ``.pth`` file's thread stays in the template, which runs no tool).
+    """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     prefix: list[str] = []
     base = sys.executable
@@ -956,11 +982,12 @@ def test_a_thread_started_before_the_worker_confines_itself_gets_the_seccomp_fil
         del env["PYTHONPATH"]
     python = interpreter_running(EARLY_THREAD, open_place / "venv", base)
     tests = str(Path(__file__).resolve().parents[1])
-    command = [*prefix, str(python), "-c", _THREADS_RUN, str(open_place / "tools"), tests]
+    wrapper = [shutil.which("env") or "/usr/bin/env"] if started else []
+    command = [*prefix, str(python), "-c", _THREADS_RUN, str(open_place / "tools"), tests, *wrapper]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, cwd="/")
     assert done.returncode == 0, done.stderr
     threads = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "started-at-startup" in threads, threads  # the .pth file's thread lives in the worker
+    assert ("started-at-startup" in threads) is started, threads
     for name, fields in threads.items():
         assert fields["Seccomp"] == "2", f"thread {name!r} is not filtered: {fields}"
         assert int(fields["Seccomp_filters"]) >= 1, f"thread {name!r}: {fields}"

@@ -316,13 +316,18 @@ from loader import tool
 @tool
 def snoop() -> str:
     """Everything this worker can find out about its host's environment and command line."""
-    host = os.getppid()
+    parent = os.getppid()  # the template workers are forked from; the loader is its parent
+    try:
+        above = pathlib.Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1]
+    except OSError:
+        above = str(parent)
     found = [repr(dict(os.environ))]
-    for what in ("environ", "cmdline"):
-        try:
-            found.append(pathlib.Path(f"/proc/{host}/{what}").read_bytes().decode(errors="replace"))
-        except OSError as exc:
-            found.append(f"{what}: {exc.strerror}")
+    for host in {parent, int(above)}:
+        for what in ("environ", "cmdline"):
+            try:
+                found.append(pathlib.Path(f"/proc/{host}/{what}").read_bytes().decode(errors="replace"))
+            except OSError as exc:
+                found.append(f"{what}: {exc.strerror}")
     for text in list(found):  # follow every path found to a file, as an attacker would
         for word in text.replace("\\0", " ").replace("=", " ").split():
             if word.startswith("/") and os.path.isfile(word):

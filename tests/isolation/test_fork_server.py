@@ -1,0 +1,157 @@
+"""Workers forked from a warm template (``loader.isolation.fork_server``): what each gets of its own, what
+none of them can reach, and that losing the template costs a worker start, not a call.
+
+Real worker processes on the real filesystem; the template is found the way a user would (``/proc``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from support import FAST, call_text, child_pids, eventually, write
+
+from loader.isolation import WorkerOptions
+from loader.reload.loader import ToolLoader
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="the template is a Linux feature")
+
+WHO = """
+import json, os, socket, tempfile
+from loader import tool
+
+@tool
+def who_{n}() -> str:
+    '''This worker's process, its parent, its folders and what its descriptors are.'''
+    fds = {{}}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{{fd}}")
+            if fds[fd].startswith("socket:"):
+                with socket.socket(fileno=os.dup(int(fd))) as held:
+                    fds[fd] += " " + socket.SocketKind(held.type).name
+        except OSError:
+            pass
+    return json.dumps({{
+        "pid": os.getpid(),
+        "parent": os.getppid(),
+        "tmp": tempfile.gettempdir(),
+        "home": os.environ.get("HOME"),
+        "cwd": os.getcwd(),
+        "fds": fds,
+    }})
+"""
+
+
+def _stat_parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+def _command_line(pid: int) -> bytes:
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def two_files(tmp_path: Path) -> Path:
+    folder = tmp_path / "tools"
+    for n in (1, 2):
+        write(folder / f"who_{n}.py", WHO.format(n=n))
+    return folder
+
+
+@pytest.fixture(params=["process", "sandbox"])
+def loader(request: pytest.FixtureRequest, two_files: Path) -> Iterator[ToolLoader]:
+    loader = ToolLoader([two_files], config=FAST, isolation=request.param)
+    try:
+        loader.scan()
+        yield loader
+    finally:
+        loader.close()
+
+
+def _who(loader: ToolLoader, n: int) -> dict[str, object]:
+    answer: dict[str, object] = json.loads(call_text(loader, f"who_{n}"))
+    return answer
+
+
+def test_workers_are_forked_from_one_template_below_the_loader(loader: ToolLoader) -> None:
+    first, second = _who(loader, 1), _who(loader, 2)
+    assert first["pid"] != second["pid"]  # a worker per file
+    template = first["parent"]
+    assert isinstance(template, int) and second["parent"] == template
+    assert _stat_parent(template) == os.getpid()
+    assert b"fork_server import serve" in _command_line(template)
+
+
+def test_no_worker_holds_a_socket_or_another_workers_descriptor(loader: ToolLoader) -> None:
+    """The template's socket (a ``SOCK_SEQPACKET``) would let a tool fork workers of its own or reap other
+    files' workers; a worker's only sockets are its event loop's wake-up pair (``SOCK_STREAM``)."""
+    for n in (1, 2):
+        fds = _who(loader, n)["fds"]
+        assert isinstance(fds, dict)
+        sockets = [target for target in fds.values() if "socket" in str(target)]
+        assert len(sockets) <= 2 and all(str(s).endswith("SOCK_STREAM") for s in sockets), fds
+        assert len(fds) <= 10, fds  # 0-3, the protocol's two ends, the loop's pair, the listing itself
+
+
+def test_a_sandboxed_worker_gets_its_own_scratch_folder_as_tmp_and_home(two_files: Path) -> None:
+    loader = ToolLoader([two_files], config=FAST, isolation="sandbox")
+    try:
+        loader.scan()
+        first, second = _who(loader, 1), _who(loader, 2)
+    finally:
+        loader.close()
+    assert first["tmp"] == first["home"] and second["tmp"] == second["home"]
+    assert first["tmp"] != second["tmp"]
+    assert str(first["tmp"]).startswith(("/tmp/", os.environ.get("TMPDIR", "/tmp")))
+    assert first["cwd"] == str(two_files.parent)
+
+
+def test_a_killed_template_takes_its_workers_and_the_next_call_starts_a_new_one(loader: ToolLoader) -> None:
+    before = _who(loader, 1)
+    template = before["parent"]
+    assert isinstance(template, int)
+    os.kill(template, signal.SIGKILL)
+    eventually(lambda: before["pid"] not in child_pids(), message="the template's workers died with it")
+    after = eventually(lambda: _answer(loader, 1), timeout=60, message="a call answered again")
+    assert after["parent"] != template and after["pid"] != before["pid"]
+    assert _who(loader, 2)["parent"] == after["parent"]
+
+
+def _answer(loader: ToolLoader, n: int) -> dict[str, object] | None:
+    result = loader.registry.invoke(f"who_{n}", {})
+    if result["status"] != "success":
+        return None
+    answer: dict[str, object] = json.loads(result["content"][0]["text"])
+    return answer
+
+
+def test_closing_the_loader_ends_the_template_and_every_worker(two_files: Path) -> None:
+    loader = ToolLoader([two_files], config=FAST, isolation="process")
+    try:
+        loader.scan()
+        template = _who(loader, 1)["parent"]
+    finally:
+        loader.close()
+    assert isinstance(template, int)
+    eventually(lambda: not os.path.exists(f"/proc/{template}"), message="the template ended")
+    assert child_pids() == set()
+
+
+def test_a_command_prefix_starts_each_worker_as_its_own_interpreter(two_files: Path) -> None:
+    wrapper = ("env",)
+    loader = ToolLoader(
+        [two_files], config=replace(FAST, isolation="process", workers=WorkerOptions(command_prefix=wrapper))
+    )
+    try:
+        loader.scan()
+        assert _who(loader, 1)["parent"] == os.getpid()
+    finally:
+        loader.close()
