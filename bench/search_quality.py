@@ -1,7 +1,10 @@
 """Benchmark 16: tool search: ranking quality, search latency over MCP, save to findable.
 
-* recall@5 on a generated catalogue (``bench/search_catalogue.py``, ~1,000 tool
-  files, 200 paraphrased queries, one expected tool each) for ours
+* recall@5 on two generated catalogues, each with 200 queries after one
+  expected tool: the "hard" set (``bench/search_catalogue.py``, ~1,000 tool
+  files, terse paraphrased queries; the ranking was tuned on this one) and the
+  held-out set (``bench/search_heldout.py``, ~750 tool files of other services,
+  queries worded as a user asks an agent; not tuned on), each for ours
   (``ToolLoader.search_tools``), plain BM25 (lower-cased words of the same text
   FastMCP indexes, no stemming, no field weights), and FastMCP's
   ``BM25SearchTransform`` through its in-process client;
@@ -22,8 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from . import search_catalogue, search_heldout
 from .common import BenchResult, Options, Table, Target, available, fmt_ms, scratch_dir, summarize
-from .search_catalogue import Query, catalogue, queries, write_catalogue
+from .search_catalogue import Query, catalogue, queries
 
 NAME = "search_quality"
 RECALL_TARGET = 0.80
@@ -89,12 +93,12 @@ def _fastmcp(loader: Any, wanted: list[Query]) -> list[list[str]]:
     return asyncio.run(run())
 
 
-def _quality(folder: Path, size: int, query_count: int) -> dict[str, Any]:
+def _quality(folder: Path, size: int, query_count: int, source: Any = search_catalogue) -> dict[str, Any]:
     from loader import ToolLoader
 
-    tools = catalogue(size)
-    wanted = queries(tools, query_count)
-    write_catalogue(folder, tools)
+    tools = source.catalogue(size)
+    wanted = source.queries(tools, query_count)
+    source.write_catalogue(folder, tools)
     with ToolLoader([folder]) as loader:
         ours = [[hit.name for hit in loader.search_tools(q.text, 5)] for q in wanted]
         data: dict[str, Any] = {
@@ -176,28 +180,31 @@ def run(options: Options) -> BenchResult:
     result = BenchResult(NAME)
     with scratch_dir("search") as base:
         quality = _quality(base / "catalogue", size, query_count)
+        heldout = _quality(base / "heldout", size, query_count, search_heldout)
         latency = _latency_over_mcp(count, reps)
         findable = _findable(base / "catalogue", options.count(20, 3))
-    result.raw = {"quality": quality, "latency": latency, "findable": findable}
-    fast = quality["fastmcp"]
+    result.raw = {"quality": quality, "heldout": heldout, "latency": latency, "findable": findable}
+    fast, held_fast = quality["fastmcp"], heldout["fastmcp"]
     table = Table(
         "16. tool search: recall@5, latency, save to findable",
         ["figure", "ours", "plain BM25", "FastMCP BM25 transform"],
         note=(
-            f"{quality['tools']} generated tools, {quality['queries']} paraphrased queries "
-            "(one expected tool each); "
+            f"hard set (tuned on): {quality['tools']} generated tools, {quality['queries']} paraphrased "
+            f"queries; held-out set (not tuned on): {heldout['tools']} tools, {heldout['queries']} "
+            "requests worded as a user asks an agent; one expected tool each; "
             f"latency: search_tools over MCP at {latency['tools']} tools, {reps} x 200 queries; "
             "findable: a new file saved into the watched catalogue."
         ),
     )
-    table.rows.append(
-        [
-            "recall@5",
-            f"{quality['ours']:.3f}",
-            f"{quality['plain_bm25']:.3f}",
-            "-" if fast is None else f"{fast:.3f}",
-        ]
-    )
+    for label, figures in (("recall@5, hard set (tuned on)", quality), ("recall@5, held-out set", heldout)):
+        table.rows.append(
+            [
+                label,
+                f"{figures['ours']:.3f}",
+                f"{figures['plain_bm25']:.3f}",
+                "-" if figures["fastmcp"] is None else f"{figures['fastmcp']:.3f}",
+            ]
+        )
     search = latency["search_s"]
     table.rows.append(["search p50 / p99 (ms)", f"{fmt_ms(search['p50'])} / {fmt_ms(search['p99'])}", "", ""])
     table.rows.append(["search-mode listing (chars)", str(latency["listing_chars"]), "", ""])
@@ -207,11 +214,17 @@ def run(options: Options) -> BenchResult:
     )
     result.tables.append(table)
     result.targets += [
-        Target("recall@5 >= 0.80", f"{quality['ours']:.3f}", quality["ours"] >= RECALL_TARGET),
+        Target("recall@5 >= 0.80 (hard set)", f"{quality['ours']:.3f}", quality["ours"] >= RECALL_TARGET),
         Target(
-            "recall@5 >= FastMCP's + 0.08",
+            "recall@5 >= FastMCP's + 0.08 (hard set)",
             "-" if fast is None else f"{quality['ours'] - fast:+.3f}",
             None if fast is None else quality["ours"] - fast >= MARGIN_TARGET,
+        ),
+        Target("recall@5 >= 0.80 (held-out set)", f"{heldout['ours']:.3f}", heldout["ours"] >= RECALL_TARGET),
+        Target(
+            "recall@5 >= FastMCP's + 0.08 (held-out set)",
+            "-" if held_fast is None else f"{heldout['ours'] - held_fast:+.3f}",
+            None if held_fast is None else heldout["ours"] - held_fast >= MARGIN_TARGET,
         ),
         Target(
             f"search over MCP at {latency['tools']} tools p99 <= 15 ms",
