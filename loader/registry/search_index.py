@@ -8,8 +8,13 @@ where it is callable and a save re-indexes one tool, not the folder.
 Ranking is BM25 over weighted fields: the name's parts (``snake_case`` and
 ``camelCase`` split) weigh most, then ``search_hint``, parameter names, the
 description and parameter descriptions. Words are stemmed (PyStemmer's
-English Snowball stemmer) and a query word also matches, at a lower weight,
-the verbs tool names use for the same action (``fetch`` for ``get``).
+English Snowball stemmer, after a few irregular plurals and verb forms). A
+query word also matches, at a lower weight, a small lexicon of tool
+vocabulary: the verbs tool names use for the same action (``fetch`` for
+``get``) and the things tools act on, with their usual abbreviations
+(``repo``, ``pr``, ``vm``); a document takes the best of a word's matches, not
+their sum. Phrasal verbs count as the verb they stand for ("pull up" as
+``get``, "get rid of" as ``delete``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Final
 
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type hints
@@ -40,7 +46,7 @@ HINT_WEIGHT: Final = 2.0
 PARAMETER_NAME_WEIGHT: Final = 1.0
 DESCRIPTION_WEIGHT: Final = 1.0
 PARAMETER_TEXT_WEIGHT: Final = 0.5
-SYNONYM_WEIGHT: Final = 0.4
+SYNONYM_WEIGHT: Final = 0.5
 """How much a query word's action synonym counts against the word itself."""
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -48,26 +54,124 @@ _STOPWORDS: Final = frozenset(
     "a an and are as at be by can for from how i in into is it its me my of on or please some that the "
     "this to up use using want what when which with would you your".split()
 )
-_SYNONYMS: Final[tuple[frozenset[str], ...]] = tuple(
-    frozenset(group.split())
+_SYNONYMS: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(group.split(","))
     for group in (
-        "get fetch retrieve read show obtain look lookup load view see",
-        "list enumerate browse all",
-        "create add new make insert register open",
-        "delete remove drop erase destroy purge",
-        "update edit modify change set patch rename",
-        "search find query lookup locate",
-        "send post publish notify message email",
-        "run execute start launch trigger invoke",
-        "stop cancel halt kill abort terminate",
-        "convert translate transform",
-        "check verify validate test",
-        "count tally number",
-        "download export save",
-        "upload import",
-        "summarize summarise summary",
+        # actions: the verbs tool names use, and the words people use for them
+        "get,fetch,retrieve,read,show,obtain,look,lookup,load,view,see,open,detail,describe,inspect,info",
+        "list,enumerate,browse,all,every,overview",
+        "create,add,new,make,insert,register,open,compose,write",
+        "delete,remove,drop,erase,destroy,purge,discard,trash",
+        "update,edit,modify,change,set,patch,rename,alter,fix",
+        "search,find,query,lookup,locate,filter,match",
+        "send,post,publish,notify,message,email,dispatch",
+        "run,execute,start,launch,trigger,invoke,kick",
+        "stop,cancel,halt,kill,abort,terminate,shutdown",
+        "convert,translate,transform",
+        "check,verify,validate,test",
+        "count,tally,number,total,how many",
+        "download,export,save,dump,backup",
+        "upload,import",
+        "summarize,summarise,summary",
+        "copy,duplicate,clone,replicate",
+        "archive,hide,deactivate",
+        "restore,recover,undelete,undo,unarchive,revert,rollback",
+        "share,grant,invite,permission,access",
+        "move,transfer,relocate",
+        "assign,reassign,delegate",
+        "enable,activate,turn on",
+        "disable,turn off",
+        "approve,accept,confirm",
+        "reject,decline,deny",
+        "schedule,book,plan",
+        "reply,respond,answer,comment",
+        # things: what tools act on, as people call them
+        "ticket,issue,case,bug",
+        "message,msg,post,note,chat",
+        "email,mail,e-mail,inbox",
+        "repository,repo,codebase",
+        "pull request,pr,merge request,mr,code review",
+        "virtual machine,vm,instance,server",
+        "database,db",
+        "document,doc,file",
+        "directory,dir,folder",
+        "user,member,person,people,account,employee",
+        "customer,client,buyer",
+        "invoice,bill,statement",
+        "payment,charge,transaction",
+        "event,appointment,meeting",
+        "task,todo,to-do,chore",
+        "label,tag,category",
+        "organization,organisation,org,company,business",
+        "track,song,tune",
+        "image,picture,photo",
+        "configuration,config,setting,settings",
+        "environment,env",
+        "row,record,entry",
+        "column,field",
+        "channel,room",
+        "direct message,dm,private message",
+        "kubernetes,k8s",
+        "deployment,deploy,rollout",
+        "incident,outage",
+        "spreadsheet,sheet,workbook,csv",
+        "calendar,schedule,agenda",
     )
 )
+"""Groups of words (a member may be two words) that a query word also matches, at ``SYNONYM_WEIGHT``."""
+_PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
+    (re.compile(rf"\b{pattern}\b", re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"pull(?:s|ed|ing)? up", "get"),
+        (r"look(?:s|ed|ing)? up", "get"),
+        (r"look(?:s|ed|ing)? (?:for|through)", "search"),
+        (r"look(?:s|ed|ing)? at", "view"),
+        (r"find(?:s|ing)? out", "get"),
+        (r"get(?:s|ting)? rid of", "delete"),
+        (r"(?:throw|throws|threw|thrown) (?:away|out)", "delete"),
+        (r"(?:clean|clear|tear)(?:s|ed|ing)? (?:up|out|down)", "delete"),
+        (r"set(?:s|ting)? up", "create"),
+        (r"spin(?:s|ning)? up", "create"),
+        (r"sign(?:s|ed|ing)? up", "register"),
+        (r"how many", "count"),
+        (r"make(?:s)? (?:a )?cop(?:y|ies) of", "copy"),
+        (r"bring(?:s|ing)? back", "restore"),
+        (r"brought back", "restore"),
+        (r"(?:turn|switch)(?:s|ed|ing)? on", "enable"),
+        (r"(?:turn|switch)(?:s|ed|ing)? off", "disable"),
+        (r"shut(?:s|ting)? down", "stop"),
+        (r"kick(?:s|ed|ing)? off", "start"),
+        (r"back(?:s|ed|ing)? up", "backup"),
+        (r"roll(?:s|ed|ing)? back", "rollback"),
+        (r"fill(?:s|ed|ing)? in", "update"),
+        (r"send(?:s|ing)? out", "send"),
+        (r"hand(?:s|ed|ing)? over", "transfer"),
+    )
+)
+"""Phrasal verbs read as the one verb tool names use: "pull up the invoice" asks for ``get``, not ``pull``."""
+_IRREGULAR: Final = {
+    "indices": "index",
+    "people": "person",
+    "children": "child",
+    "analyses": "analysis",
+    "criteria": "criterion",
+    "mice": "mouse",
+    "data": "data",
+    "wrote": "write",
+    "written": "write",
+    "sent": "send",
+    "made": "make",
+    "ran": "run",
+    "got": "get",
+    "found": "find",
+    "built": "build",
+    "shown": "show",
+    "chose": "choose",
+    "chosen": "choose",
+    "froze": "freeze",
+    "frozen": "freeze",
+}
+"""Plurals and verb forms the stemmer does not bring to the word a tool uses."""
 _stemmer: Any = Stemmer.Stemmer("english")
 
 
@@ -89,7 +193,7 @@ def _stems(text: str) -> list[str]:
             continue
         stem = cache.get(word)
         if stem is None:
-            stem = _stemmer.stemWord(word)
+            stem = _stemmer.stemWord(_IRREGULAR.get(word, word))
             if len(cache) < _STEM_CACHE_SIZE:
                 cache[word] = stem
         stems.append(stem)
@@ -97,10 +201,14 @@ def _stems(text: str) -> list[str]:
 
 
 _SYNONYM_STEMS: Final[dict[str, frozenset[str]]] = {}
+"""Per one-word member's stem (or two-word member's stems, space-joined): the stems of its groups."""
 for _group in _SYNONYMS:
-    _stemmed = frozenset(_stemmer.stemWords(list(_group)))
-    for _stem in _stemmed:
-        _SYNONYM_STEMS[_stem] = _SYNONYM_STEMS.get(_stem, frozenset()) | _stemmed
+    _members = [tuple(_stems(member)) for member in _group]
+    _stemmed = frozenset(stem for member in _members for stem in member)
+    for _member in _members:
+        if _member:
+            _key = " ".join(_member)
+            _SYNONYM_STEMS[_key] = _SYNONYM_STEMS.get(_key, frozenset()) | _stemmed
 
 
 def _parameters(schema: Any) -> Iterator[tuple[str, str]]:
@@ -132,14 +240,33 @@ def tool_terms(tool: AgentTool) -> dict[str, float]:
     return terms
 
 
+def _concepts(query: str) -> list[dict[str, float]]:
+    """Per word of the query (and per two-word synonym in it): the stems it matches, with their weights.
+
+    A phrasal verb counts as the verb tool names use ("get rid of" as ``delete``); a word
+    matches itself at 1 and its synonyms at ``SYNONYM_WEIGHT``; a two-word member of a synonym
+    group ("pull request") is matched on two adjacent words.
+    """
+    for pattern, replacement in _PHRASES:
+        query = pattern.sub(replacement, query)
+    stems = _stems(query)
+    keys = dict.fromkeys([*stems, *(f"{first} {second}" for first, second in pairwise(stems))])
+    concepts: list[dict[str, float]] = []
+    for key in keys:
+        concept = {key: 1.0} if " " not in key else {}
+        for synonym in _SYNONYM_STEMS.get(key, ()):
+            concept.setdefault(synonym, SYNONYM_WEIGHT)
+        if concept:
+            concepts.append(concept)
+    return concepts
+
+
 def query_terms(query: str) -> dict[str, float]:
     """A query's stems with their weights: 1 for a word the user wrote, less for its synonyms."""
     weights: dict[str, float] = {}
-    for stem in _stems(query):
-        weights[stem] = 1.0
-    for stem in list(weights):
-        for synonym in _SYNONYM_STEMS.get(stem, ()):
-            weights.setdefault(synonym, SYNONYM_WEIGHT)
+    for concept in _concepts(query):
+        for stem, weight in concept.items():
+            weights[stem] = max(weight, weights.get(stem, 0.0))
     return weights
 
 
@@ -215,14 +342,20 @@ class SearchIndex:
         if count == 0 or limit <= 0:
             return []
         average = self._total_length / count or 1.0
+        fixed, per_length = K1 * (1.0 - B), K1 * B / average
         scores: dict[str, float] = {}
-        for term, weight in query_terms(query).items():
-            posting = self._postings.get(term)
-            if posting is None:
-                continue
-            df = len(posting)
-            idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * weight * (K1 + 1.0)
-            fixed, per_length = K1 * (1.0 - B), K1 * B / average
-            for name, (tf, length) in posting.items():
-                scores[name] = scores.get(name, 0.0) + idf * tf / (tf + fixed + per_length * length)
+        for concept in _concepts(query):
+            best: dict[str, float] = {}
+            for term, weight in concept.items():
+                posting = self._postings.get(term)
+                if posting is None:
+                    continue
+                df = len(posting)
+                idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * weight * (K1 + 1.0)
+                for name, (tf, length) in posting.items():
+                    score = idf * tf / (tf + fixed + per_length * length)
+                    if score > best.get(name, 0.0):
+                        best[name] = score
+            for name, score in best.items():
+                scores[name] = scores.get(name, 0.0) + score
         return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))

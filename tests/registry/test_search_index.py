@@ -159,3 +159,43 @@ def test_a_class_tool_takes_search_hint_and_always_load() -> None:
     (hit,) = registry.search_tools("courier", limit=1)
     found = registry.get(hit.name)
     assert hit.name == "ship_it" and found is not None and found.always_load
+
+
+def _tools(*specs: tuple[str, str]) -> ToolRegistry:
+    """A registry of argument-less tools, each a name and a description."""
+    registry = ToolRegistry()
+    for name, description in specs:
+        registry.register(FunctionTool(lambda: "", name=name, description=description))
+    return registry
+
+
+def test_a_phrasal_verb_counts_as_the_verb_tool_names_use() -> None:
+    registry = _tools(
+        ("merge_pull_request", "Merge a pull request."),
+        ("get_invoice", "Fetch one invoice."),
+        ("delete_invoice", "Remove an invoice."),
+        ("list_orders", "List orders."),
+        ("orders_count", "Orders."),
+    )
+    assert _top(registry, "pull up the invoice") == "get_invoice"  # not the tool named after "pull"
+    assert _top(registry, "get rid of the invoice") == "delete_invoice"  # not the one named "get"
+    assert _top(registry, "how many orders") == "orders_count"
+
+
+def test_an_entity_synonym_or_abbreviation_finds_the_tool_named_otherwise() -> None:
+    registry = _tools(
+        ("list_repositories", "List the repositories of an organization."),
+        ("get_invoice", "Fetch one invoice."),
+        ("close_ticket", "Close a support ticket."),
+        ("weather", "Forecast."),
+    )
+    assert _top(registry, "show my repos") == "list_repositories"
+    assert _top(registry, "pull up the bill") == "get_invoice"
+    assert _top(registry, "close the bug") == "close_ticket"
+    assert registry.search_tools("zebra", limit=5) == []
+
+
+def test_an_irregular_plural_finds_the_singular() -> None:
+    registry = _tools(("add_person", "Add to the team."), ("add_index", "Add to a table."))
+    assert _top(registry, "people") == "add_person"
+    assert _top(registry, "indices") == "add_index"
