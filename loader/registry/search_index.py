@@ -5,9 +5,10 @@ next one from the changed tools only (``with_changes``), sharing every other
 posting with its predecessor, so a tool is findable in exactly the snapshots
 where it is callable and a save re-indexes one tool, not the folder.
 
-Ranking is BM25 over weighted fields: the name's parts (``snake_case`` and
-``camelCase`` split) weigh most, then ``search_hint``, parameter names, the
-description and parameter descriptions. Words are stemmed (PyStemmer's
+Ranking is BM25F over two fields: the name's parts (``snake_case`` and
+``camelCase`` split), and the rest of the text, in which ``search_hint`` weighs
+most, then parameter names, the description and parameter descriptions; each
+field's term frequency is normalised by that field's length. Words are stemmed (PyStemmer's
 English Snowball stemmer, after a few irregular plurals and verb forms). A
 query word also matches, at a lower weight, a small lexicon of tool
 vocabulary: the verbs tool names use for the same action (``fetch`` for
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 
 K1: Final = 1.2
 B: Final = 0.75
+"""Length normalisation of the text other than the name."""
+NAME_B: Final = 0.5
+"""Length normalisation of the name: names are short and vary less."""
 
 NAME_WEIGHT: Final = 3.0
 HINT_WEIGHT: Final = 2.0
@@ -221,11 +225,10 @@ def _parameters(schema: Any) -> Iterator[tuple[str, str]]:
         yield str(name), text if isinstance(text, str) else ""
 
 
-def tool_terms(tool: AgentTool) -> dict[str, float]:
-    """The weighted term frequencies a tool is found by."""
+def _fields(tool: AgentTool) -> tuple[dict[str, float], dict[str, float]]:
+    """A tool's name stems with their counts, and the weighted stems of the rest of its text."""
     spec = tool.tool_spec
     fields: list[tuple[str, float]] = [
-        (tool.tool_name, NAME_WEIGHT),
         (tool.search_hint or "", HINT_WEIGHT),
         (spec.get("description", ""), DESCRIPTION_WEIGHT),
         (" ".join((tool.category or "", *tool.tags)), PARAMETER_NAME_WEIGHT),
@@ -233,10 +236,26 @@ def tool_terms(tool: AgentTool) -> dict[str, float]:
     for name, text in _parameters(spec.get("inputSchema", {}).get("json")):
         fields.append((name, PARAMETER_NAME_WEIGHT))
         fields.append((text, PARAMETER_TEXT_WEIGHT))
-    terms: dict[str, float] = {}
+    body: dict[str, float] = {}
     for text, weight in fields:
         for stem in _stems(text):
-            terms[stem] = terms.get(stem, 0.0) + weight
+            body[stem] = body.get(stem, 0.0) + weight
+    return _counts(tool.tool_name), body
+
+
+def _counts(text: str) -> dict[str, float]:
+    counts: dict[str, float] = {}
+    for stem in _stems(text):
+        counts[stem] = counts.get(stem, 0.0) + 1.0
+    return counts
+
+
+def tool_terms(tool: AgentTool) -> dict[str, float]:
+    """The weighted term frequencies a tool is found by (its name's parts at ``NAME_WEIGHT``)."""
+    name, body = _fields(tool)
+    terms = dict(body)
+    for stem, count in name.items():
+        terms[stem] = terms.get(stem, 0.0) + NAME_WEIGHT * count
     return terms
 
 
@@ -270,31 +289,40 @@ def query_terms(query: str) -> dict[str, float]:
     return weights
 
 
-def _terms_or_name(name: str, tool: AgentTool) -> dict[str, float]:
-    """``tool_terms``, or the name's alone if the tool's metadata raises (a tool's fault stays its own)."""
+def _fields_or_name(name: str, tool: AgentTool) -> tuple[dict[str, float], dict[str, float]]:
+    """``_fields``, or the name's alone if the tool's metadata raises (a tool's fault stays its own)."""
     try:
-        return tool_terms(tool)
+        return _fields(tool)
     except Exception:
         logger.exception("tool_name=<%s> | indexed by name only: its metadata raised", safe_name(tool))
-        return {stem: NAME_WEIGHT for stem in _stems(name)}
+        return _counts(name), {}
 
 
 @dataclass(frozen=True, slots=True)
 class _Document:
-    terms: Mapping[str, float]
-    length: float
+    terms: frozenset[str]
+    name_length: float
+    body_length: float
 
 
 class SearchIndex:
-    """An immutable BM25 index of named tools; ``with_changes`` derives the next one."""
+    """An immutable BM25F index of named tools; ``with_changes`` derives the next one.
 
-    __slots__ = ("_documents", "_postings", "_total_length")
+    BM25F: a term's frequency in the name and in the rest of the text are each
+    normalised by that field's length against its average over the index, then
+    weighted and added, then saturated once; so a long description no longer
+    dilutes a match in the name, and a name match is not counted as if the name
+    were as long as the description.
+    """
+
+    __slots__ = ("_body_total", "_documents", "_name_total", "_postings")
 
     def __init__(self) -> None:
         self._documents: Map[str, _Document] = Map()
-        self._postings: Map[str, Map[str, tuple[float, float]]] = Map()
-        """Per term: each document's weighted term frequency and length."""
-        self._total_length = 0.0
+        self._postings: Map[str, Map[str, tuple[float, float, float, float]]] = Map()
+        """Per term: each document's frequency in the name and the (weighted) body, and their lengths."""
+        self._name_total = 0.0
+        self._body_total = 0.0
 
     def __len__(self) -> int:
         return len(self._documents)
@@ -306,34 +334,45 @@ class SearchIndex:
         """The index without ``removed`` names and with ``added`` tools (a replaced name is in both)."""
         documents = self._documents.mutate()
         postings = self._postings.mutate()
-        total = self._total_length
+        name_total, body_total = self._name_total, self._body_total
         for name in removed:
             old = documents.get(name)
             if old is None:
                 continue
             del documents[name]
-            total -= old.length
+            name_total -= old.name_length
+            body_total -= old.body_length
             for term in old.terms:
                 left = postings[term].delete(name)
                 if left:
                     postings[term] = left
                 else:
                     del postings[term]
-        grown: dict[str, dict[str, tuple[float, float]]] = {}
+        grown: dict[str, dict[str, tuple[float, float, float, float]]] = {}
         for name, tool in added:
-            terms = _terms_or_name(name, tool)
-            document = _Document(terms, sum(terms.values()))
+            in_name, in_body = _fields_or_name(name, tool)
+            document = _Document(
+                frozenset((*in_name, *in_body)), sum(in_name.values()), sum(in_body.values())
+            )
             documents[name] = document
-            total += document.length
-            for term, weight in terms.items():
-                grown.setdefault(term, {})[name] = (weight, document.length)
+            name_total += document.name_length
+            body_total += document.body_length
+            for term in document.terms:
+                entry = (
+                    in_name.get(term, 0.0),
+                    in_body.get(term, 0.0),
+                    document.name_length,
+                    document.body_length,
+                )
+                grown.setdefault(term, {})[name] = entry
         for term, entries in grown.items():
             posting = postings.get(term)
             postings[term] = Map(entries) if posting is None else posting.update(entries)
         index = SearchIndex.__new__(SearchIndex)
         index._documents = documents.finish()
         index._postings = postings.finish()
-        index._total_length = total
+        index._name_total = name_total
+        index._body_total = body_total
         return index
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
@@ -341,8 +380,10 @@ class SearchIndex:
         count = len(self._documents)
         if count == 0 or limit <= 0:
             return []
-        average = self._total_length / count or 1.0
-        fixed, per_length = K1 * (1.0 - B), K1 * B / average
+        name_fixed = 1.0 - NAME_B
+        name_per_length = NAME_B / (self._name_total / count or 1.0)
+        body_fixed = 1.0 - B
+        body_per_length = B / (self._body_total / count or 1.0)
         scores: dict[str, float] = {}
         for concept in _concepts(query):
             best: dict[str, float] = {}
@@ -352,8 +393,11 @@ class SearchIndex:
                     continue
                 df = len(posting)
                 idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * weight * (K1 + 1.0)
-                for name, (tf, length) in posting.items():
-                    score = idf * tf / (tf + fixed + per_length * length)
+                for name, (in_name, in_body, name_length, body_length) in posting.items():
+                    tf = NAME_WEIGHT * in_name / (name_fixed + name_per_length * name_length) + in_body / (
+                        body_fixed + body_per_length * body_length
+                    )
+                    score = idf * tf / (tf + K1)
                     if score > best.get(name, 0.0):
                         best[name] = score
             for name, score in best.items():

@@ -199,3 +199,12 @@ def test_an_irregular_plural_finds_the_singular() -> None:
     registry = _tools(("add_person", "Add to the team."), ("add_index", "Add to a table."))
     assert _top(registry, "people") == "add_person"
     assert _top(registry, "indices") == "add_index"
+
+
+def test_a_long_description_does_not_dilute_a_match_in_the_name() -> None:
+    long = " ".join(f"word{n}" for n in range(150))  # 300 words, none of them "forecast"
+    registry = _tools(
+        ("forecast", f"Looks ahead. {long}"),
+        ("weather_report", "Today's forecast for the region, with wind, rain and temperature."),
+    )
+    assert _top(registry, "forecast") == "forecast"
