@@ -15,7 +15,9 @@ vocabulary: the verbs tool names use for the same action (``fetch`` for
 ``get``) and the things tools act on, with their usual abbreviations
 (``repo``, ``pr``, ``vm``); a document takes the best of a word's matches, not
 their sum. Phrasal verbs count as the verb they stand for ("pull up" as
-``get``, "get rid of" as ``delete``).
+``get``, "get rid of" as ``delete``). A query word no tool uses matches, at a
+lower weight, the indexed words it begins or that begin it (``auth`` finds
+``authenticate``), from a map of four-letter prefixes kept with the postings.
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ PARAMETER_NAME_WEIGHT: Final = 1.0
 DESCRIPTION_WEIGHT: Final = 1.0
 PARAMETER_TEXT_WEIGHT: Final = 0.5
 SYNONYM_WEIGHT: Final = 0.5
-"""How much a query word's action synonym counts against the word itself."""
+"""How much a query word's synonym counts against the word itself."""
+PREFIX: Final = 4
+"""How many letters a word shares with an indexed word, at least, to match it by prefix."""
+PREFIX_WEIGHT: Final = 0.5
+"""How much a prefix match counts against the word itself."""
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _STOPWORDS: Final = frozenset(
@@ -315,12 +321,14 @@ class SearchIndex:
     were as long as the description.
     """
 
-    __slots__ = ("_body_total", "_documents", "_name_total", "_postings")
+    __slots__ = ("_body_total", "_documents", "_name_total", "_postings", "_prefixes")
 
     def __init__(self) -> None:
         self._documents: Map[str, _Document] = Map()
         self._postings: Map[str, Map[str, tuple[float, float, float, float]]] = Map()
         """Per term: each document's frequency in the name and the (weighted) body, and their lengths."""
+        self._prefixes: Map[str, frozenset[str]] = Map()
+        """Per first ``PREFIX`` letters: the indexed terms that start with them."""
         self._name_total = 0.0
         self._body_total = 0.0
 
@@ -334,6 +342,7 @@ class SearchIndex:
         """The index without ``removed`` names and with ``added`` tools (a replaced name is in both)."""
         documents = self._documents.mutate()
         postings = self._postings.mutate()
+        prefixes = self._prefixes.mutate()
         name_total, body_total = self._name_total, self._body_total
         for name in removed:
             old = documents.get(name)
@@ -348,6 +357,12 @@ class SearchIndex:
                     postings[term] = left
                 else:
                     del postings[term]
+                    if len(term) >= PREFIX:
+                        kept = prefixes[term[:PREFIX]] - {term}
+                        if kept:
+                            prefixes[term[:PREFIX]] = kept
+                        else:
+                            del prefixes[term[:PREFIX]]
         grown: dict[str, dict[str, tuple[float, float, float, float]]] = {}
         for name, tool in added:
             in_name, in_body = _fields_or_name(name, tool)
@@ -368,12 +383,29 @@ class SearchIndex:
         for term, entries in grown.items():
             posting = postings.get(term)
             postings[term] = Map(entries) if posting is None else posting.update(entries)
+            if posting is None and len(term) >= PREFIX:
+                prefixes[term[:PREFIX]] = prefixes.get(term[:PREFIX], frozenset()) | {term}
         index = SearchIndex.__new__(SearchIndex)
         index._documents = documents.finish()
         index._postings = postings.finish()
+        index._prefixes = prefixes.finish()
         index._name_total = name_total
         index._body_total = body_total
         return index
+
+    def _with_prefixes(self, concept: dict[str, float]) -> dict[str, float]:
+        """``concept``, and for a word no tool uses, at ``PREFIX_WEIGHT``, the indexed words it begins or
+        that begin it ("auth" finds ``authenticate``, "webhooks" ``webhook``, "mailbox" ``mail``)."""
+        if any(term in self._postings for term in concept):
+            return concept
+        wider = dict(concept)
+        for term, weight in concept.items():
+            if len(term) < PREFIX or term.isdigit():
+                continue
+            for other in self._prefixes.get(term[:PREFIX], ()):
+                if other.startswith(term) or term.startswith(other):
+                    wider.setdefault(other, weight * PREFIX_WEIGHT)
+        return wider
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The best ``limit`` names for ``query`` with their scores, best first (ties by name)."""
@@ -385,7 +417,7 @@ class SearchIndex:
         body_fixed = 1.0 - B
         body_per_length = B / (self._body_total / count or 1.0)
         scores: dict[str, float] = {}
-        for concept in _concepts(query):
+        for concept in map(self._with_prefixes, _concepts(query)):
             best: dict[str, float] = {}
             for term, weight in concept.items():
                 posting = self._postings.get(term)

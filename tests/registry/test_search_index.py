@@ -208,3 +208,16 @@ def test_a_long_description_does_not_dilute_a_match_in_the_name() -> None:
         ("weather_report", "Today's forecast for the region, with wind, rain and temperature."),
     )
     assert _top(registry, "forecast") == "forecast"
+
+
+def test_a_word_no_tool_uses_matches_the_words_it_begins_or_that_begin_it() -> None:
+    registry = _tools(
+        ("authenticate_user", "Log a user in."),
+        ("read_mail", "Read the newest messages."),
+        ("weather", "Forecast."),
+    )
+    assert _top(registry, "auth") == "authenticate_user"  # a truncation
+    assert _top(registry, "mailbox") == "read_mail"  # a compound
+    assert registry.search_tools("wea", limit=5) == []  # too short to match by prefix
+    registry.unregister("authenticate_user")
+    assert registry.search_tools("auth", limit=5) == []  # the prefix went with the tool
