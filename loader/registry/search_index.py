@@ -321,7 +321,7 @@ class SearchIndex:
     were as long as the description.
     """
 
-    __slots__ = ("_body_total", "_documents", "_name_total", "_postings", "_prefixes")
+    __slots__ = ("_body_total", "_cache", "_documents", "_name_total", "_postings", "_prefixes")
 
     def __init__(self) -> None:
         self._documents: Map[str, _Document] = Map()
@@ -331,6 +331,8 @@ class SearchIndex:
         """Per first ``PREFIX`` letters: the indexed terms that start with them."""
         self._name_total = 0.0
         self._body_total = 0.0
+        self._cache: dict[str, tuple[float, dict[str, float]]] = {}
+        """Per term searched for: ``_scored``'s answer (this index never changes, so neither does it)."""
 
     def __len__(self) -> int:
         return len(self._documents)
@@ -391,6 +393,7 @@ class SearchIndex:
         index._prefixes = prefixes.finish()
         index._name_total = name_total
         index._body_total = body_total
+        index._cache = {}
         return index
 
     def _with_prefixes(self, concept: dict[str, float]) -> dict[str, float]:
@@ -407,31 +410,50 @@ class SearchIndex:
                     wider.setdefault(other, weight * PREFIX_WEIGHT)
         return wider
 
+    def _scored(self, term: str) -> tuple[float, dict[str, float]] | None:
+        """A term's idf and each of its documents' saturated BM25F frequency, worked out once per index."""
+        found = self._cache.get(term)
+        if found is not None or term not in self._postings:
+            return found
+        posting = self._postings[term]
+        count, df = len(self._documents), len(posting)
+        name_fixed, name_per_length = 1.0 - NAME_B, NAME_B / (self._name_total / count or 1.0)
+        body_fixed, body_per_length = 1.0 - B, B / (self._body_total / count or 1.0)
+        saturated: dict[str, float] = {}
+        for name, (in_name, in_body, name_length, body_length) in posting.items():
+            tf = NAME_WEIGHT * in_name / (name_fixed + name_per_length * name_length) + in_body / (
+                body_fixed + body_per_length * body_length
+            )
+            saturated[name] = (K1 + 1.0) * tf / (tf + K1)
+        found = (math.log(1.0 + (count - df + 0.5) / (df + 0.5)), saturated)
+        self._cache[term] = found
+        return found
+
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The best ``limit`` names for ``query`` with their scores, best first (ties by name)."""
-        count = len(self._documents)
-        if count == 0 or limit <= 0:
+        if not self._documents or limit <= 0:
             return []
-        name_fixed = 1.0 - NAME_B
-        name_per_length = NAME_B / (self._name_total / count or 1.0)
-        body_fixed = 1.0 - B
-        body_per_length = B / (self._body_total / count or 1.0)
         scores: dict[str, float] = {}
         for concept in map(self._with_prefixes, _concepts(query)):
-            best: dict[str, float] = {}
+            matched: list[tuple[float, dict[str, float]]] = []
             for term, weight in concept.items():
-                posting = self._postings.get(term)
-                if posting is None:
-                    continue
-                df = len(posting)
-                idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * weight * (K1 + 1.0)
-                for name, (in_name, in_body, name_length, body_length) in posting.items():
-                    tf = NAME_WEIGHT * in_name / (name_fixed + name_per_length * name_length) + in_body / (
-                        body_fixed + body_per_length * body_length
-                    )
-                    score = idf * tf / (tf + K1)
+                found = self._scored(term)
+                if found is not None:
+                    matched.append((found[0] * weight, found[1]))
+            if len(matched) == 1:  # the usual case: no dis-max needed
+                ((factor, saturated),) = matched
+                for name, value in saturated.items():
+                    scores[name] = scores.get(name, 0.0) + factor * value
+                continue
+            best: dict[str, float] = {}
+            for factor, saturated in matched:
+                for name, value in saturated.items():
+                    score = factor * value
                     if score > best.get(name, 0.0):
                         best[name] = score
             for name, score in best.items():
                 scores[name] = scores.get(name, 0.0) + score
-        return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        if len(scores) > limit:
+            threshold = heapq.nlargest(limit, scores.values())[-1]
+            scores = {name: score for name, score in scores.items() if score >= threshold}
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
