@@ -851,6 +851,8 @@ with sysv_segment(b"shm secret") as segment:  # this user's own segment: the ker
                          ("affinity", me), ("sched_param", me), ("tiocsti", "x"),
                          ("personality", "0x0040000"), ("shm_read", str(segment)), ("sysv_new", "")):
         out[kind] = call_text(loader, "attack", {"kind": kind, "target": target})
+for kind in ("signal", "ptrace", "prlimit", "renice", "affinity"):  # on the template the worker was forked from
+    out[kind + " on the template"] = call_text(loader, "attack", {"kind": kind, "target": "parent"})
 def running(pids):
     found = []
     for pid in pids:
