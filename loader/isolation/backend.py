@@ -25,6 +25,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
@@ -144,8 +145,11 @@ class ProcessBackend:
         self._closing = threading.Event()
         if sandbox is not None:
             threading.Thread(target=self._stop_idle_strays, name="tool-loader-strays", daemon=True).start()
-        self._importing: dict[int, WorkerProcess] = {}
-        """The import worker of each job thread running an import (so ``abandon`` can stop it)."""
+        self._importing: dict[object, WorkerProcess] = {}
+        """The import worker of each import running, by the import's own token (so ``abandon`` can stop
+        it). Not by thread: a thread left after an abandoned import ends, and the next import thread
+        often gets the same ident, so a late ``abandon`` of the old import would stop the new one's."""
+        self._tokens: weakref.WeakKeyDictionary[ImportJob[Found], object] = weakref.WeakKeyDictionary()
         self._executions = 0
         self._prepared_in_batch = 0
         self._lock = threading.Lock()
@@ -204,10 +208,14 @@ class ProcessBackend:
     ) -> ImportJob[Found]:
         """Run ``load_tools`` for the loader on a job thread, in an import worker of its own."""
         timeout = self._import_timeout
-        return self._jobs.submit(
-            lambda: self.load_tools(path, module_name, source, content_hash, discover, timeout),
+        token = object()
+        job = self._jobs.submit(
+            lambda: self.load_tools(path, module_name, source, content_hash, discover, timeout, token=token),
             watch_file=path,
         )
+        with self._lock:
+            self._tokens[job] = token
+        return job
 
     def start_loads(self, loads: Sequence[Load], discover: Discover) -> list[ImportJob[Found]]:
         """None ahead of time: the loader starts each import as it comes to it."""
@@ -219,11 +227,9 @@ class ProcessBackend:
     def abandon(self, job: ImportJob[Found]) -> None:
         """Drop a job not started yet; stop the worker of one that runs (superseded, or past its deadline)."""
         self._jobs.abandon(job, interrupt=False)
-        thread = job.thread
-        if thread is None or thread.ident is None or job.done:
-            return
         with self._lock:
-            worker = self._importing.get(thread.ident)
+            token = self._tokens.get(job)
+            worker = None if token is None or job.done else self._importing.get(token)
         if worker is not None:
             worker.abandoned = True
             worker.stop()
@@ -236,17 +242,20 @@ class ProcessBackend:
         content_hash: str,
         discover: Discover,
         timeout: float,
+        *,
+        token: object | None = None,
     ) -> Found:
-        """Import in an import worker; ``discover`` (the loader's own plugins) cannot cross and is unused."""
+        """Import in an import worker; ``discover`` (the loader's own plugins) cannot cross and is unused.
+        ``token`` names the import for ``abandon`` (``start_load`` gives one)."""
         worker = self._importers.acquire()
-        me = threading.get_ident()
+        key = object() if token is None else token
         with self._lock:
-            self._importing[me] = worker
+            self._importing[key] = worker
         try:
             recipe, reply = self._import_in(worker, path, module_name, source, content_hash, timeout)
         finally:
             with self._lock:
-                self._importing.pop(me, None)
+                self._importing.pop(key, None)
         if not reply.get("ok"):
             raise RemoteLoadError(_error_info(reply.get("error"), path))
         if not recipe or recipe[-1].name != module_name:

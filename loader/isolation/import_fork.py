@@ -9,12 +9,13 @@ answer to the parent over a socket pair of its own, and is killed once it has
 answered; the parent, which never runs tool code, reads that answer (untrusted,
 bounded by the wire limit) and passes it on to the loader, or says how the
 child ended if it never answered. Nothing an import leaves behind outlives
-it: in sandbox mode the processes it started are stopped and the worker's
-scratch folder (its ``TMPDIR`` and ``HOME``) is emptied before the answer
-goes. A fork costs a few milliseconds, against the few hundred of a new
-interpreter, but the child then copies on write what it touches of the worker's
-memory, and what it imports (helpers, libraries) or caches is imported again by
-the next import: a save goes live about 11 ms later in process mode
+it: once the answer is sent, and before the worker reads its next request, the
+child is stopped and, in sandbox mode, the processes the import started too,
+and the worker's scratch folder (its ``TMPDIR`` and ``HOME``) is emptied. A
+fork costs a few milliseconds, against the few hundred of a new interpreter,
+but the child then copies on write what it touches of the worker's memory, and
+what it imports (helpers, libraries) or caches is imported again by the next
+import: a save goes live about 11 ms later in process mode
 (docs/isolation-matrix.md, "What a fork per import costs").
 """
 
@@ -75,20 +76,34 @@ def import_in_fork(
     fault_fd: int | None,
     limit: int,
     scratch: Path | None = None,
-) -> LoadReply:
-    """Run ``load`` in a child process and return its answer; if it has none (it crashed, or its answer is
-    longer than ``limit`` bytes), an answer that says so (``crashed``: its exit code; ``too_large``).
-    With a ``scratch`` folder, what the import left running is stopped and the folder emptied first."""
+) -> tuple[LoadReply, Callable[[], None]]:
+    """Run ``load`` in a child process; its answer, or if it has none (it crashed, or its answer is
+    longer than ``limit`` bytes) an answer that says so (``crashed``: its exit code; ``too_large``),
+    and what ends the import: stopping the child and, with a ``scratch`` folder, what the import left
+    running, then emptying the folder. The worker sends the answer first and ends the import before
+    it reads its next request, so the loader does not wait for the stopping."""
+    pid: int | None = None
     try:
-        return _relay(load, loader, fault_fd, limit)
-    finally:
-        if scratch is not None:
-            kill_descendants(os.getpid())
-            _reap_all()
-            _empty(scratch)
+        reply, pid = _relay(load, loader, fault_fd, limit)
+    except BaseException:
+        _end(pid, scratch)
+        raise
+    return reply, lambda: _end(pid, scratch)
 
 
-def _relay(load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None, limit: int) -> LoadReply:
+def _end(pid: int | None, scratch: Path | None) -> None:
+    if pid is not None:
+        _stop(pid)  # it has answered: whatever it still runs (a thread, a patched exit) ends here
+    if scratch is not None:
+        kill_descendants(os.getpid())
+        _reap_all()
+        _empty(scratch)
+
+
+def _relay(
+    load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None, limit: int
+) -> tuple[LoadReply, int | None]:
+    """The child's answer, and its pid if it is still to be stopped (None: it was, to say how it ended)."""
     global _running
     ours, theirs = socket.socketpair()
     pid = os.fork()
@@ -103,17 +118,19 @@ def _relay(load: Callable[[], LoadReply], loader: Channel, fault_fd: int | None,
         reply: dict[str, Any] = answers.receive(limit)
     except MessageTooLarge as exc:
         _stop(pid)
-        return _failed(too_large=exc.limit)
+        return _failed(too_large=exc.limit), None
     except ChannelClosed as exc:  # it ended, or garbled its answer, before answering
         if str(exc).startswith(MALFORMED):
             _stop(pid)
-            return _failed(malformed=True)
-        return _failed(crashed=_stop(pid, grace=_EXIT_GRACE))
+            return _failed(malformed=True), None
+        return _failed(crashed=_stop(pid, grace=_EXIT_GRACE)), None
+    except BaseException:
+        _stop(pid)
+        raise
     finally:
         _running = None
         answers.close()
-    _stop(pid)  # it has answered: whatever it still runs (a thread, a patched exit) ends here
-    return cast(LoadReply, reply)
+    return cast(LoadReply, reply), pid
 
 
 def _child(

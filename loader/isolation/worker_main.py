@@ -118,6 +118,8 @@ class Worker:
         self.policy = policy
         self.files_confined = policy is None
         """Whether Landlock binds this process: before the first request that runs tool code in it."""
+        self._ending: Callable[[], None] | None = None
+        """What ends the last import (its process, what it left running): run once its answer is sent."""
         fault_fd = settings.get("fault_fd")
         self.fault_fd = fault_fd if isinstance(fault_fd, int) else None
         """Where an import's process writes its stacks when the loader asks (``faulthandler``)."""
@@ -148,7 +150,10 @@ class Worker:
                 else handler(message)
             )
             if message.get("op") != "call":
-                self.channel.send(reply)
+                try:
+                    self.channel.send(reply)
+                finally:
+                    self._end_import()
                 continue
             try:  # the loader never reads a longer call message: refuse it here, with a result that says why
                 self.channel.send(reply, self.wire_limit)
@@ -248,7 +253,17 @@ class Worker:
         """Import one tool file in a fork of this process (``import_fork``): its code never runs here."""
         scratch = None if self.policy is None else Path(self.policy["write"][0])
         limit = self.wire_limit
-        return import_in_fork(lambda: self.load(message), self.channel, self.fault_fd, limit, scratch)
+        reply, self._ending = import_in_fork(
+            lambda: self.load(message), self.channel, self.fault_fd, limit, scratch
+        )
+        return reply
+
+    def _end_import(self) -> None:
+        """Stop the import's process and clear what it left, once its answer is on its way to the loader
+        and before the next request is read."""
+        ending, self._ending = self._ending, None
+        if ending is not None:
+            ending()
 
     def load(self, message: LoadRequest) -> LoadReply:
         """Import one tool file after the module versions it imported last time; describe what it holds."""

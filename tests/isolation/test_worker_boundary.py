@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from serving import DEADLINE, Served, get, post_json, serve_http
@@ -557,3 +557,48 @@ def test_a_call_over_the_frame_limit_is_an_error_result_not_an_exception(
     assert result["status"] == "error" and "over the limit of 200,000 bytes" in _text(result), _text(result)
     assert call_text(ld, "echo", {"text": "small"}) == "small"
     assert _backend(ld).pool.replaced == replaced
+
+
+# -- abandoning one import never stops another ---------------------------------------------------
+SLOW_IMPORT = """
+import time
+from loader import tool
+
+time.sleep(1.0)
+
+
+@tool
+def slow_import() -> str:
+    '''Answer.'''
+    return "slow"
+"""
+
+
+@pytest.mark.parametrize("isolation", ["process", "sandbox"])
+def test_abandoning_an_import_whose_thread_now_runs_another_leaves_that_one_alone(
+    tmp_path: Path, isolation: Literal["process", "sandbox"]
+) -> None:
+    """A job thread left after an abandoned import ends, and Python hands its ident to the next thread
+    at once: an ``abandon`` of the old import arriving late (a save superseding it) found the new
+    import's worker under that ident and stopped it, and the new import failed as abandoned (a file that
+    rewrites itself was left failed, with nothing to retry it). Here the old job is one that shares the
+    running import's thread, as the reused ident made it."""
+    folder = tmp_path / "tools"
+    path = write(folder / "slow_import.py", SLOW_IMPORT)
+    loader = ToolLoader([folder], config=replace(FAST, isolation=isolation, import_timeout=30.0))
+    try:
+        backend = _backend(loader)
+        source = path.read_bytes()
+        name = backend.module_name_for(path)
+        job = backend.start_load(path, name, source, "digest", lambda module, file: [])
+        eventually(
+            lambda: job.thread is not None and backend._importing, message="the import runs in a worker"
+        )
+        old = type(job)(lambda: [], None)  # an earlier import on the same thread, not yet marked done
+        old.thread = job.thread
+        backend.abandon(old)
+        assert job.wait(30.0)
+        found = job.outcome()
+        assert [getattr(tool, "tool_name", None) for tool in found] == ["slow_import"]
+    finally:
+        loader.close()
