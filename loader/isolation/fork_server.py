@@ -39,7 +39,7 @@ import tempfile
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import IO, Any, Final, NoReturn
 
 from .errors import WorkerStartError
 
@@ -78,8 +78,9 @@ class ForkServer:
 
     def start(
         self, settings: dict[str, Any], env: dict[str, str], cwd: Path, fault_fd: int
-    ) -> tuple[ForkedProcess, int, int, int]:
-        """A new worker: its process, and the loader's ends of its stdin, stdout and stderr."""
+    ) -> tuple[ForkedProcess, int, int, IO[bytes]]:
+        """A new worker: its process, and the loader's ends of its stdin and stdout (descriptors) and
+        stderr (a file), as ``process.py`` starts one without the template."""
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
@@ -99,7 +100,7 @@ class ForkServer:
             for fd in (stdin_w, stdout_r, stderr_r):
                 os.close(fd)
             raise WorkerStartError(f"the worker template could not fork: {reply.get('error')}")
-        return ForkedProcess(self, pid, self.generation), stdin_w, stdout_r, stderr_r
+        return ForkedProcess(self, pid, self.generation), stdin_w, stdout_r, os.fdopen(stderr_r, "rb")
 
     def status(self, pid: int, generation: int) -> tuple[int, bool]:
         """How worker ``pid`` of template ``generation``, which has ended, ended (negative: the signal), and

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import IO, Any, Final, cast
 
 from .errors import WorkerCrashed, WorkerSentTooMuch, WorkerStartError, WorkerTimeout
 from .fork_server import ForkedProcess, ForkServer
@@ -129,7 +129,7 @@ def _relay_lines(pipe: Any, *, untrusted: bool) -> None:
 
 def _started(
     settings: WorkerSettings, env: dict[str, str], cwd: Path, prefix: tuple[str, ...], fault_write: int
-) -> tuple[subprocess.Popen[bytes], int, int, Any]:
+) -> tuple[subprocess.Popen[bytes], int, int, IO[bytes]]:
     """A worker started as a new interpreter: its process, the loader's ends of its stdin and stdout
     (descriptors of their own), and its stderr."""
     try:
@@ -191,11 +191,11 @@ class WorkerProcess:
         os.set_blocking(fault_read, False)
         self.process: subprocess.Popen[bytes] | ForkedProcess
         try:
-            if forks is not None and not prefix:
-                self.process, writer, reader, errors = forks.start(dict(settings), env, cwd, fault_write)
-                stderr: Any = os.fdopen(errors, "rb")
-            else:
-                self.process, writer, reader, stderr = _started(settings, env, cwd, prefix, fault_write)
+            self.process, writer, reader, stderr = (
+                forks.start(dict(settings), env, cwd, fault_write)
+                if forks is not None and not prefix
+                else _started(settings, env, cwd, prefix, fault_write)
+            )
         except BaseException:
             os.close(fault_read)
             raise
