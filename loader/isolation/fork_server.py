@@ -200,7 +200,9 @@ class ForkedProcess:
 
     ``returncode`` is set once the worker's pid is no longer held for it (it was
     reaped): until then the pid cannot name another process, so signals sent to
-    it reach only this worker.
+    it reach only this worker. Safe from any thread (``WorkerProcess.running``
+    and ``stop`` are): the worker is reaped once, and its pidfd closed once,
+    never while another thread waits on it.
     """
 
     def __init__(self, server: ForkServer, pid: int, generation: int) -> None:
@@ -210,35 +212,49 @@ class ForkedProcess:
         self.returncode: int | None = None
         self._pidfd: int | None = os.pidfd_open(pid)
         self._ended_as: int | None = None
+        self._lock = threading.Lock()
 
     def _ended(self, timeout: float | None) -> bool:
-        if self._pidfd is None:
-            return True
-        poller = select.poll()
-        poller.register(self._pidfd, select.POLLIN)
-        return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
+        with self._lock:
+            if self._pidfd is None:
+                return True
+            fd = os.dup(self._pidfd)  # waited on without the lock: another thread may release the pidfd
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
+        finally:
+            os.close(fd)
 
     def poll(self) -> int | None:
         """How it ended, or None while it runs; it stays unreaped (its pid held) if the template lives."""
-        if self.returncode is not None:
-            return self.returncode
-        if self._ended_as is None and self._ended(0):
-            self._ended_as, held = self._server.status(self.pid, self._generation)
-            if not held:
-                self._released(self._ended_as)
-        return self._ended_as
+        with self._lock:
+            if self.returncode is not None:
+                return self.returncode
+            if self._ended_as is not None:
+                return self._ended_as
+        if not self._ended(0):
+            return None
+        code, held = self._server.status(self.pid, self._generation)
+        with self._lock:
+            if self._ended_as is None:
+                self._ended_as = code
+            if not held and self.returncode is None:
+                self._release(code)
+            return self._ended_as
 
     def wait(self, timeout: float | None = None) -> int:
-        """Wait for it to end (``subprocess.TimeoutExpired`` past ``timeout``), then reap it."""
-        if self.returncode is not None:
-            return self.returncode
+        """Wait for it to end (``subprocess.TimeoutExpired`` past ``timeout``), then reap it (once)."""
         if not self._ended(timeout):
             raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
-        self._released(self._server.reap(self.pid, self._generation))
-        assert self.returncode is not None
-        return self.returncode
+        with self._lock:
+            if self.returncode is None:
+                self._release(self._server.reap(self.pid, self._generation))
+            assert self.returncode is not None
+            return self.returncode
 
-    def _released(self, code: int) -> None:
+    def _release(self, code: int) -> None:
+        """Its pid is no longer held (lock held)."""
         self.returncode = code
         if self._pidfd is not None:
             os.close(self._pidfd)

@@ -155,3 +155,33 @@ def test_a_command_prefix_starts_each_worker_as_its_own_interpreter(two_files: P
         assert _who(loader, 1)["parent"] == os.getpid()
     finally:
         loader.close()
+
+
+def test_a_dead_worker_is_reaped_once_whichever_threads_wait_for_it(two_files: Path) -> None:
+    """A call's thread that saw its worker die and the loader closing wait for the same worker at once:
+    it is reaped once and its pidfd closed once (a second close hit a descriptor number that may
+    already name another file: ``serve`` ended with ``OSError: Bad file descriptor``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from loader.isolation.backend import ProcessBackend
+    from loader.isolation.fork_server import ForkedProcess
+
+    loader = ToolLoader([two_files], config=FAST, isolation="process")
+    try:
+        loader.scan()
+        _who(loader, 1)
+        _who(loader, 2)
+        backend = loader._backend
+        assert isinstance(backend, ProcessBackend)
+        processes = [w.process for w in backend.pool.workers() if isinstance(w.process, ForkedProcess)]
+        assert processes
+        for process in processes:
+            os.kill(process.pid, signal.SIGKILL)
+        with ThreadPoolExecutor(8) as threads:
+            for process in processes:
+                waits = [threads.submit(process.wait, 5) for _ in range(8)]
+                polls = [threads.submit(process.poll) for _ in range(8)]
+                assert {wait.result() for wait in waits} == {-signal.SIGKILL}
+                assert {poll.result() for poll in polls} <= {None, -signal.SIGKILL}
+    finally:
+        loader.close()
