@@ -119,10 +119,22 @@ def test_a_killed_template_takes_its_workers_and_the_next_call_starts_a_new_one(
     template = before["parent"]
     assert isinstance(template, int)
     os.kill(template, signal.SIGKILL)
-    eventually(lambda: before["pid"] not in child_pids(), message="the template's workers died with it")
+    # Both must be dead, not only out of the template's children: a worker the dying template has not yet
+    # signalled still answers, and with the old template as its parent.
+    eventually(lambda: _dead(template) and _dead(before["pid"]), message="the template and its workers died")
+    assert before["pid"] not in child_pids()
     after = eventually(lambda: _answer(loader, 1), timeout=60, message="a call answered again")
     assert after["parent"] != template and after["pid"] != before["pid"]
     assert _who(loader, 2)["parent"] == after["parent"]
+
+
+def _dead(pid: object) -> bool:
+    """Exited: gone from ``/proc`` or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
 
 
 def _answer(loader: ToolLoader, n: int) -> dict[str, object] | None:
