@@ -62,3 +62,50 @@ def test_its_checks_and_rules_apply_to_every_source() -> None:
     # A configured host is not an error: configuration applies to every transport it may meet.
     assert cli.parse(["timed"], environ={"TOOL_LOADER_HOST": "0.0.0.0"}).args.host == "0.0.0.0"
     assert cli.parse(["timed", "--transport", "http", "--host", "::"], environ={}).args.host == "::"
+
+
+# One command line per command, with the global options before and after it.
+_COMMAND_LINES = [
+    ["list", "tools", "--isolation", "process"],
+    ["-v", "call", "echo", "--dir", "tools", "text=hi", "--call-timeout", "2"],
+    ["serve", "tools", "--transport", "http", "--port", "0", "-q"],
+    ["--no-color", "search", "weather", "--dir", "tools", "--limit", "3"],
+    ["config"],
+    ["new", "weather"],
+    ["history", "--dir", "tools"],
+    ["mcp-config", "tools"],
+]
+
+
+@pytest.mark.parametrize("argv", _COMMAND_LINES, ids=lambda argv: next(w for w in argv if not w.startswith("-")))
+def test_a_command_line_parses_the_same_with_only_its_command_built(argv: list[str]) -> None:
+    command = cli.command_named(argv)
+    assert command is not None and command in argv
+    alone = cli.parse(argv, environ={}, parser=cli.build_parser(only=command))
+    full = cli.parse(argv, environ={}, parser=cli.build_parser())
+    assert vars(alone.args) == vars(full.args)
+    assert alone.settings.values == full.settings.values
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["-v", "--version"], [], ["-q"], ["lsit", "tools"], ["-v", "-h", "list"]]
+)
+def test_help_version_no_command_or_an_unknown_one_get_the_full_parser(argv: list[str]) -> None:
+    assert cli.command_named(argv) is None
+
+
+def test_running_a_command_imports_no_other_commands_module(tmp_path: Path) -> None:
+    """Every run of ``tool-loader`` paid for importing all twenty commands' modules before it parsed."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from loader.console.cli import COMMANDS, main\n"
+        "status = main(['list', '--json', sys.argv[1]])\n"
+        "print(sorted(n for n, m in COMMANDS.items() if m in sys.modules), status)\n"
+    )
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "['list'] 0"

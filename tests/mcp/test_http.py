@@ -124,11 +124,9 @@ async def test_metrics_parse_with_prometheus_client(served_dir: Path, tmp_path: 
         await until(lambda: get(served.base + "/readyz").json()["failed_files"] == 1)
         answer = get(served.base + "/metrics")
         assert answer.status == 200 and answer.headers["content-type"].startswith("text/plain")
-        samples = {
-            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(answer.body.decode())
-            for sample in family.samples
-        }
+        # The failed file shows at once; its event's counters follow (a subscriber of the loader's events),
+        # the duration histogram last.
+        samples = await until(lambda: (found := _samples(served.base)).get(_RELOADS_COUNT, 0) >= 3 and found)
     assert samples[("tool_loader_tools_loaded", ())] == 2
     assert samples[("tool_loader_files", (("state", "loaded"),))] == 2
     assert samples[("tool_loader_files", (("state", "failed"),))] == 1
@@ -140,6 +138,18 @@ async def test_metrics_parse_with_prometheus_client(served_dir: Path, tmp_path: 
     assert samples[("tool_loader_load_failures_total", (("kind", "failed"),))] == 1
     assert samples[("tool_loader_reload_duration_seconds_count", ())] >= 3
     assert samples[("tool_loader_tool_set_info", (("fingerprint", fingerprint),))] == 1
+
+
+_RELOADS_COUNT = ("tool_loader_reload_duration_seconds_count", ())
+
+
+def _samples(base: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """``/metrics``, parsed by the Prometheus client: each sample's value by name and labels."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(get(base + "/metrics").body.decode())
+        for sample in family.samples
+    }
 
 
 # -- authentication ------------------------------------------------------------------
