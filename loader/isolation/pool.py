@@ -258,6 +258,8 @@ class WorkerPool:
         """
         with self._lock:
             for worker in self._idle:
+                if not worker.ready_now():  # a spare still starting ran no tool: its processes are its own
+                    continue
                 try:
                     answered = not worker.prepared or worker.channel.poll(0)
                 except ChannelClosed:  # gone: its next user finds out and replaces it

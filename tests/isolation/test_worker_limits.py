@@ -27,6 +27,8 @@ from support import FAST, MakeLoader, call_text, eventually, function_tool_sourc
 
 from loader.isolation import WorkerOptions
 from loader.isolation.backend import ProcessBackend
+from loader.isolation.pool import WorkerPool
+from loader.isolation.process import WorkerProcess
 from loader.reload.config import LoaderConfig
 from loader.types import ToolResult
 
@@ -369,3 +371,33 @@ async def test_a_process_mode_tool_cannot_read_the_hosts_environment_or_auth_tok
     assert "the-api-key-of-the-host" not in seen
     assert str(token_file) not in seen
     assert "the-bearer-token-of-this-server" not in seen
+
+
+def test_the_sweep_for_strays_leaves_a_starting_spare_alone(
+    tree_dir: Path, make_loader: MakeLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sandbox mode sweeps idle workers for what their last call or build left running; a spare that has
+    not said hello yet ran nothing of a tool, and its start's own processes (libseccomp is looked up
+    with ``ldconfig -p``) are not strays. Killing them failed the spare's sandbox ("libseccomp is
+    missing"): the spare exited with status 1, and a loaded docs run printed "idle worker died"."""
+    from loader.isolation import backend as backend_module
+
+    monkeypatch.setattr(backend_module, "_STRAYS_INTERVAL", 0.0005)
+    sandbox = replace(FAST, isolation="sandbox", workers=WorkerOptions(spare_workers=4))
+    for _ in range(3):
+        loader = make_loader(tree_dir, config=sandbox, watch=False)
+        backend = loader._backend
+        assert isinstance(backend, ProcessBackend)
+        pool = backend.pool
+        with pool._lock:
+            starting = list(pool._idle)
+
+        eventually(partial(_started, pool, starting), message="the spares started")
+        assert [w.exit_description() for w in starting if not w.alive()] == []
+        assert call_text(loader, "steady") == "steady" and pool.replaced == 0
+        loader.close()
+
+
+def _started(pool: WorkerPool, workers: list[WorkerProcess]) -> bool:
+    with pool._lock:
+        return all(w.ready_now() or not w.alive() for w in workers)
