@@ -77,7 +77,9 @@ _COMMAND_LINES = [
 ]
 
 
-@pytest.mark.parametrize("argv", _COMMAND_LINES, ids=lambda argv: next(w for w in argv if not w.startswith("-")))
+@pytest.mark.parametrize(
+    "argv", _COMMAND_LINES, ids=lambda argv: next(w for w in argv if not w.startswith("-"))
+)
 def test_a_command_line_parses_the_same_with_only_its_command_built(argv: list[str]) -> None:
     command = cli.command_named(argv)
     assert command is not None and command in argv
@@ -106,6 +108,8 @@ def test_running_a_command_imports_no_other_commands_module(tmp_path: Path) -> N
     )
     folder = tmp_path / "tools"
     folder.mkdir()
-    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "['list'] 0"
