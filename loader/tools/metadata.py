@@ -42,7 +42,7 @@ class ToolParameter(BaseModel):
     as the reference's ``RegExp.test`` does.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: ParameterType
     description: str = ""
@@ -86,7 +86,7 @@ class ToolParameter(BaseModel):
 class ToolSchema(BaseModel):
     """Hand-written JSON Schemas that replace the ones derived from ``parameters``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     input_json_schema: dict[str, Any] | None = None
     output_json_schema: dict[str, Any] | None = None
@@ -115,7 +115,7 @@ class ToolSchema(BaseModel):
 class RateLimit(BaseModel):
     """A declared call budget; descriptive only, nothing in the loader enforces it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     requests: int = Field(gt=0)
     window_seconds: float = Field(gt=0)
@@ -128,7 +128,9 @@ class ToolMetadata(BaseModel):
     reserves ``schema``) and ``schema`` as a constructor keyword and in dumps.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True, defer_build=True
+    )
 
     name: str
     description: str = ""
