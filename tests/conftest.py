@@ -16,6 +16,9 @@ from support import FAST
 from loader.isolation import SandboxOptions
 from loader.reload.loader import ToolLoader
 
+# `pytest --cpu-time`: where the suite's CPU goes (tests/README.md).
+pytest_plugins = ["cpu_time"]
+
 # Tool files the MCP conformance suite calls (.ci/conformance.sh); their names start with test_.
 collect_ignore_glob = ["conformance/tools/*.py"]
 

@@ -270,6 +270,8 @@ def serve(fd: int) -> int:
     _set_dumpable(False)  # no process of this user traces it to plant code in every worker it forks
     from . import worker_main  # the half second every worker would spend, spent once
 
+    worker_main.warm_up()
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     while True:
