@@ -113,12 +113,13 @@ def _module(name: str) -> _CommandModule:
     return cast(_CommandModule, importlib.import_module(COMMANDS[name]))
 
 
-def command_named(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` runs: its first word that is not a global option, when that is a command.
+def command_named(argv: Sequence[str] | None) -> str | None:
+    """The command ``argv`` (None: this process's arguments) runs: its first word that is not a global
+    option, when that is a command.
 
     None for ``--help``, ``--version``, no command or an unknown one, which need the full parser.
     """
-    for word in argv:
+    for word in sys.argv[1:] if argv is None else argv:
         if word in ("-h", "--help", "-V", "--version"):
             return None
         if not word.startswith("-"):  # the global options take no values
@@ -247,7 +248,7 @@ def parse(
         UsageError: A configured value does not fit its option, or an option
             does not apply with the others given.
     """
-    parser = parser or build_parser(only=command_named(sys.argv[1:] if argv is None else argv))
+    parser = parser or build_parser(only=command_named(argv))
     defaults = _prepare(parser)
     args, extra = parser.parse_known_args(argv)
     # Positionals may follow options (``call NAME --dir D a=1``): argparse leaves them over.
@@ -350,7 +351,7 @@ def _usage_error(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tool-loader`` and ``python -m loader``; returns the exit status."""
     completing = "_ARGCOMPLETE" in os.environ
-    parser = build_parser(only=None if completing else command_named(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(only=None if completing else command_named(argv))
     if completing:
         from .completion import autocomplete
 
