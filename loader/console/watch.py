@@ -30,7 +30,9 @@ from rich.live import Live
 
 from ..registry.changes import RegistryChangeSet
 from ..reload.loader import ToolLoader
-from ..status import LoaderEvent, ScanReport
+from ..reload.roots import root_as_given
+from ..status import FileStatus, LoaderEvent, ScanReport
+from ..types import AgentTool
 from .common import add_dirs_argument, positive_int, stderr_console, stdout_console
 from .components_view import components_phrase
 from .history_options import add_history_arguments, attach_history
@@ -45,7 +47,6 @@ from .render import (
     problem_rows,
     problems_phrase,
     quiet_logs,
-    status_of_tool,
     tool_location,
 )
 from .tool_output import CapturedOutput
@@ -192,11 +193,18 @@ class _WatchState:
         """What the screen shows now."""
         loader = self.loader
         snapshot = loader.registry.snapshot()
-        rows = tuple(
-            tool_row(tool, status_of_tool(tool, loader), tool_location(tool, loader))
-            for tool in snapshot.tools()
-        )
+        # The statuses are read once, for the table and the problems both: read per tool, a file that
+        # failed between the two reads showed in the problems while its tools' rows still said ok.
         statuses = tuple(loader.status(include_removed=False))
+        by_path = {status.path: status for status in statuses}
+
+        def status_of(tool: AgentTool) -> FileStatus | None:
+            source = snapshot.source_of(tool.tool_name)
+            return None if source is None else by_path.get(root_as_given(source))
+
+        rows = tuple(
+            tool_row(tool, status_of(tool), tool_location(tool, loader)) for tool in snapshot.tools()
+        )
         components = snapshot.components()
         slow = loader.imports_in_progress()
         return WatchFrame(
