@@ -309,8 +309,10 @@ class AgentTool(ABC):
 
     Subclasses provide ``tool_name``, ``tool_spec``, ``tool_type`` and ``stream``.
     ``invoke``/``ainvoke`` are conveniences for callers that just want the
-    result; subclasses with a synchronous body override ``invoke`` so a call
-    needs no event loop at all.
+    result. Their signatures are stated here once: a subclass changes how they
+    run by overriding ``_invoke``/``_ainvoke``, which take the same four values
+    in order (a synchronous body overrides ``_invoke`` so a call needs no event
+    loop at all).
     """
 
     _is_dynamic: bool
@@ -432,6 +434,12 @@ class AgentTool(ABC):
         agent: Any = None,
     ) -> ToolResult:
         """Run the tool and return its final result, discarding stream events."""
+        return await self._ainvoke(input, tool_use_id, invocation_state, agent)
+
+    async def _ainvoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
+    ) -> ToolResult:
+        """The body of ``ainvoke``; this default drives ``stream``."""
         tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
         last: Any = None
         async for event in self.stream(tool_use, state):
@@ -446,13 +454,18 @@ class AgentTool(ABC):
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
     ) -> ToolResult:
-        """Run the tool synchronously and return its final result.
+        """Run the tool synchronously and return its final result."""
+        return self._invoke(input, tool_use_id, invocation_state, agent)
 
-        This default drives ``stream`` on an event loop (see ``run_sync``);
-        tools with a synchronous body override it so a call needs no loop.
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
+    ) -> ToolResult:
+        """The body of ``invoke``; this default drives ``ainvoke`` on an event loop (see ``run_sync``).
+
+        Tools with a synchronous body override it so a call needs no loop.
         """
 
-        def factory() -> Coroutine[Any, Any, ToolResult]:
+        def factory() -> Coroutine[Any, Any, ToolResult]:  # the public ainvoke: a subclass may override it
             return self.ainvoke(
                 input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
             )

@@ -82,13 +82,8 @@ class ComponentCall(AgentTool):
     def tool_type(self) -> str:
         return self.component.kind.value
 
-    def invoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         tool_use_id = tool_use_id or ""
         request = input if isinstance(input, dict) else {}

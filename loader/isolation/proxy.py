@@ -66,25 +66,15 @@ class ProxyTool(DescribedTool):
         return {**self.description.display, "Isolation": "process"}
 
     # -- calls -------------------------------------------------------------------------------
-    def invoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         """Run the tool in a worker, on the calling thread (no event loop needed)."""
         tool_use, state = call_frame(self.tool_name, input, tool_use_id, invocation_state, agent)
         return self._router.call(self.tool_name, self.recipe, tool_use, state)
 
-    async def ainvoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    async def _ainvoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         """Run the tool in a worker without blocking the loop; cancelling stops the worker.
 

@@ -302,13 +302,8 @@ class ClassTool(DescribedTool):
         context = self._context(tool_use, invocation_state if invocation_state is not None else {})
         yield await self._arun(tool_use_id, tool_use.get("input"), context)
 
-    def invoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         """Run the tool synchronously; a sync ``execute`` runs in this thread with no event loop."""
         tool_use_id = tool_use_id or new_tool_use_id()

@@ -206,13 +206,8 @@ class FunctionTool(DescribedTool, Generic[P, R]):
 
     # -- running -------------------------------------------------------------------
 
-    def invoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         """Run the tool and return its result; sync tools run right here, on the calling thread."""
         definition = self._definition
@@ -229,9 +224,7 @@ class FunctionTool(DescribedTool, Generic[P, R]):
                 return self._failure(exc, tool_use_id)
             return to_tool_result(value, tool_use_id)
         if self.is_async:
-            return super().invoke(
-                input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-            )
+            return super()._invoke(input, tool_use_id, invocation_state, agent)
         tool_use_id = tool_use_id or new_tool_use_id()
         data = {} if input is None else input
         if definition.simple:
@@ -247,22 +240,15 @@ class FunctionTool(DescribedTool, Generic[P, R]):
             return bad.result
         return self._run_sync(args, kwargs, tool_use_id)
 
-    async def ainvoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    async def _ainvoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         """Run the tool and return its result; sync tools run directly, without a thread."""
         kind = self._definition.kind
         if kind is FunctionKind.FUNCTION or kind is FunctionKind.GENERATOR:
             return self.invoke(input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent)
         if kind is FunctionKind.ASYNC_GENERATOR:
-            return await super().ainvoke(
-                input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-            )
+            return await super()._ainvoke(input, tool_use_id, invocation_state, agent)
         tool_use, state = call_frame(self._definition.name, input, tool_use_id, invocation_state, agent)
         tool_use_id = tool_use["toolUseId"]
         try:

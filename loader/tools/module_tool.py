@@ -138,18 +138,11 @@ class ModuleTool(DescribedTool):
             result = self._failure(exc, tool_use_id)
         yield result  # outside the try: a consumer closing the stream here is not the tool's fault
 
-    def invoke(
-        self,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
+    def _invoke(
+        self, input: Any, tool_use_id: str | None, invocation_state: dict[str, Any] | None, agent: Any
     ) -> ToolResult:
         if self._is_async:
-            return super().invoke(
-                input, tool_use_id=tool_use_id, invocation_state=invocation_state, agent=agent
-            )
+            return super()._invoke(input, tool_use_id, invocation_state, agent)
         use_id = tool_use_id or new_tool_use_id()
         invalid = self._invalid(input, use_id)
         if invalid is not None:
