@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from ..calls.tracing import trace_carrier
@@ -35,6 +36,29 @@ logger = logging.getLogger(__name__)
 
 _FROM_DISK = -1
 """The serial of a module a worker imported from disk during a call: no recorded version matches it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call on its way to a worker: what the caller asked, and by when it must be answered."""
+
+    tool_name: str
+    owner: str
+    """The tool's file: the workers that may run the call are the ones serving it."""
+    recipe: tuple[ModuleVersion, ...]
+    tool_use: ToolUse
+    invocation_state: dict[str, Any] | None
+    on_event: Callable[[Any], None] | None
+    cancel: threading.Event | None
+    timeout: float | None
+    deadline: float | None
+
+    def never_started(self, max_concurrent: int) -> ToolResult:
+        """The result of a call that waited in line (``max_concurrent`` at once) until its deadline."""
+        waited = ToolCallTimeout(
+            self.tool_name, self.timeout or 0.0, started=False, max_concurrent=max_concurrent
+        )
+        return exception_result(self.tool_use["toolUseId"], waited)
 
 
 class CallRouter:
@@ -79,27 +103,21 @@ class CallRouter:
         raises through (``raise_errors=True``) makes this raise, as it would
         in-process (``ToolRaised``, named like the tool's exception).
         """
-        tool_use_id = tool_use["toolUseId"]
         timeout = self.call_timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
         owner = str(recipe[-1].path)
+        call = _Call(
+            tool_name, owner, recipe, tool_use, invocation_state, on_event, cancel, timeout, deadline
+        )
         slot = self._slot(self._slots, tool_name, self.max_concurrent_per_tool)
         if not _wait_for(slot, deadline, cancel):
-            waited = ToolCallTimeout(
-                tool_name, timeout or 0.0, started=False, max_concurrent=self.max_concurrent_per_tool
-            )
-            return exception_result(tool_use_id, waited)
+            return call.never_started(self.max_concurrent_per_tool)
         try:
             share = self._slot(self._shares, owner, self.file_share)
             if not _wait_for(share, deadline, cancel):
-                waited = ToolCallTimeout(
-                    tool_name, timeout or 0.0, started=False, max_concurrent=self.file_share
-                )
-                return exception_result(tool_use_id, waited)
+                return call.never_started(self.file_share)
             try:
-                return self._call_in_worker(
-                    tool_name, owner, recipe, tool_use, invocation_state, on_event, cancel, deadline
-                )
+                return self._call_in_worker(call)
             finally:
                 share.release()
         finally:
@@ -119,22 +137,11 @@ class CallRouter:
                 slot = slots[key] = threading.BoundedSemaphore(size)
             return slot
 
-    def _call_in_worker(
-        self,
-        tool_name: str,
-        owner: str,
-        recipe: tuple[ModuleVersion, ...],
-        tool_use: ToolUse,
-        invocation_state: dict[str, Any] | None,
-        on_event: Callable[[Any], None] | None,
-        cancel: threading.Event | None,
-        deadline: float | None,
-    ) -> ToolResult:
-        tool_use_id = tool_use["toolUseId"]
-        timeout = self.call_timeout or None
+    def _call_in_worker(self, call: _Call) -> ToolResult:
+        tool_name, tool_use_id, timeout = call.tool_name, call.tool_use["toolUseId"], call.timeout
         try:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            worker = self.pool.acquire(wait, owner=owner)
+            wait = None if call.deadline is None else max(0.0, call.deadline - time.monotonic())
+            worker = self.pool.acquire(wait, owner=call.owner)
         except WorkerTimeout:
             return error_result(
                 tool_use_id,
@@ -144,12 +151,10 @@ class CallRouter:
             return error_result(tool_use_id, f"Error: tool {tool_name} could not start: {exc}")
         healthy = False
         try:
-            result, raised = self._run(
-                worker, tool_name, recipe, tool_use, invocation_state, on_event, cancel, deadline
-            )
+            result, raised = self._run(worker, call)
             healthy = True
         except WorkerTimeout:
-            if cancel is not None and cancel.is_set():
+            if call.cancel is not None and call.cancel.is_set():
                 text = f"Error: the call of tool {tool_name} was cancelled; its worker process was stopped"
             else:
                 text = (
@@ -190,19 +195,10 @@ class CallRouter:
             raise tool_raised(*raised)
         return result
 
-    def _run(
-        self,
-        worker: WorkerProcess,
-        tool_name: str,
-        recipe: tuple[ModuleVersion, ...],
-        tool_use: ToolUse,
-        invocation_state: dict[str, Any] | None,
-        on_event: Callable[[Any], None] | None,
-        cancel: threading.Event | None,
-        deadline: float | None,
-    ) -> tuple[ToolResult, tuple[str, str] | None]:
+    def _run(self, worker: WorkerProcess, call: _Call) -> tuple[ToolResult, tuple[str, str] | None]:
         """The call's result, and the tool's exception (type name, text) if it raised through."""
-        worker.collect_prepared(deadline)
+        recipe = call.recipe
+        worker.collect_prepared(call.deadline)
         known = worker.known
         epoch = self._ledger.epoch
         sync: tuple[ModuleVersion, ...] = ()
@@ -218,19 +214,19 @@ class CallRouter:
             drop=list(dropped),
             build=[_entry(v, known) for v in recipe],
             serial=serial,
-            tool=tool_name,
-            tool_use=encode_value(tool_use),
-            state=json_safe_state(invocation_state),
-            stream=on_event is not None,
+            tool=call.tool_name,
+            tool_use=encode_value(call.tool_use),
+            state=json_safe_state(call.invocation_state),
+            stream=call.on_event is not None,
         )
         carrier = trace_carrier()  # the caller's trace, so the tool's own spans join it
         if carrier is not None:
             request["trace"] = carrier
-        offer = context_offer(invocation_state)
+        offer = context_offer(call.invocation_state)
         if offer is not None:
             request["context"] = offer  # context_relay.REQUEST
         worker.send(request)
-        message = self._answer(worker, deadline, cancel, on_event, invocation_state)
+        message = self._answer(worker, call)
         result = message.get("result")
         if message.get("prepared", True):
             for version in (*sync, *recipe):
@@ -246,31 +242,25 @@ class CallRouter:
             known.clear()
             worker.synced = 0
         if not is_tool_result_like(result):
-            text = f"Error: tool {tool_name}'s worker sent {result!r}"
-            return error_result(tool_use["toolUseId"], text), None
+            text = f"Error: tool {call.tool_name}'s worker sent {result!r}"
+            return error_result(call.tool_use["toolUseId"], text), None
         raised = message.get("raised")
         if isinstance(raised, list) and len(raised) == 2:
             return result, (str(raised[0]), str(raised[1]))
         return result, None
 
-    def _answer(
-        self,
-        worker: WorkerProcess,
-        deadline: float | None,
-        cancel: threading.Event | None,
-        on_event: Callable[[Any], None] | None,
-        invocation_state: dict[str, Any] | None,
-    ) -> CallReply:
+    def _answer(self, worker: WorkerProcess, call: _Call) -> CallReply:
         """The call's final message; stream events and context requests on the way are handled."""
-        cancelled = cancel.is_set if cancel is not None else None
+        cancelled = call.cancel.is_set if call.cancel is not None else None
+        on_event = call.on_event
         while True:
-            message = worker.receive(deadline, cancelled, self._wire_limit)
+            message = worker.receive(call.deadline, cancelled, self._wire_limit)
             if "event" in message:
                 if on_event is not None:
                     on_event(message["event"])
                 continue
             if REQUEST in message:  # the tool's context call (see context_relay)
-                worker.send(answer_request(invocation_state, message[REQUEST]))
+                worker.send(answer_request(call.invocation_state, message[REQUEST]))
                 continue
             return cast(CallReply, message)
 
