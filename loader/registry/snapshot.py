@@ -44,6 +44,7 @@ __all__ = [
     "RegistryEntry",
     "RegistrySnapshot",
     "SearchHit",
+    "ToolCalls",
     "ToolLike",
     "unknown_tool",
 ]
@@ -86,7 +87,61 @@ def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> Too
     return error_result(tool_use_id, f"Unknown tool: {name}. Available tools: {listing}")
 
 
-class RegistrySnapshot:
+class ToolCalls:
+    """``invoke`` and ``ainvoke``, stated once for the registry and its snapshots.
+
+    A class using it says which snapshot a call runs in and which tool it finds there, counted as in
+    flight (``_acquire``); the call is the same from there.
+    """
+
+    __slots__ = ()
+
+    def _acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
+        raise NotImplementedError
+
+    def invoke(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
+    ) -> ToolResult:
+        """Run the named tool; an unknown name or a failing tool gives an error result, never an exception.
+
+        Through a snapshot, the tool is the version the snapshot pinned.
+        """
+        snapshot, tool = self._acquire(name)
+        tool_use_id = tool_use_id or new_tool_use_id()
+        if tool is None:
+            return unknown_tool(name, tool_use_id, snapshot._names)
+        state = with_handlers(invocation_state, context_handlers)
+        generation = snapshot._generation
+        return run_counted(tool, snapshot._lifecycle, input, tool_use_id, state, agent, generation=generation)
+
+    async def ainvoke(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        tool_use_id: str | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        agent: Any = None,
+        context_handlers: ContextHandlers | None = None,
+    ) -> ToolResult:
+        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
+        snapshot, tool = self._acquire(name)
+        tool_use_id = tool_use_id or new_tool_use_id()
+        if tool is None:
+            return unknown_tool(name, tool_use_id, snapshot._names)
+        state = with_handlers(invocation_state, context_handlers)
+        lifecycle, generation = snapshot._lifecycle, snapshot._generation
+        return await arun_counted(tool, lifecycle, input, tool_use_id, state, agent, generation=generation)
+
+
+class RegistrySnapshot(ToolCalls):
     """An immutable view of the registry at one generation; its tools stay callable.
 
     A snapshot pins tool objects: invoking through it runs the version it saw,
@@ -210,78 +265,12 @@ class RegistrySnapshot:
         choice = tool_choice if tool_choice is not None else auto
         return {"tools": [{"toolSpec": spec} for spec in self.specs()], "toolChoice": choice}
 
-    def invoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Run the pinned tool; an unknown name or a failing tool gives an error result."""
-        tool = self._enter(name)
-        return self._call(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
-
-    async def ainvoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Async ``invoke``."""
-        tool = self._enter(name)
-        return await self._acall(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
-
-    def _enter(self, name: str) -> AgentTool | None:
-        """The named tool, counted as in flight."""
+    def _acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
+        """The pinned tool, counted as in flight."""
         tool = self.get(name)
         if tool is not None and self._lifecycle is not None:
             self._lifecycle.enter(tool)
-        return tool
-
-    def _call(
-        self,
-        name: str,
-        tool: AgentTool | None,
-        input: Any,
-        tool_use_id: str | None,
-        invocation_state: dict[str, Any] | None,
-        agent: Any,
-        context_handlers: ContextHandlers | None,
-    ) -> ToolResult:
-        """The call body of ``invoke`` here and in the registry: ``tool`` is already counted as in flight."""
-        tool_use_id = tool_use_id or new_tool_use_id()
-        if tool is None:
-            return unknown_tool(name, tool_use_id, self._names)
-        state = with_handlers(invocation_state, context_handlers)
-        return run_counted(
-            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
-        )
-
-    async def _acall(
-        self,
-        name: str,
-        tool: AgentTool | None,
-        input: Any,
-        tool_use_id: str | None,
-        invocation_state: dict[str, Any] | None,
-        agent: Any,
-        context_handlers: ContextHandlers | None,
-    ) -> ToolResult:
-        """The async ``_call``."""
-        tool_use_id = tool_use_id or new_tool_use_id()
-        if tool is None:
-            return unknown_tool(name, tool_use_id, self._names)
-        state = with_handlers(invocation_state, context_handlers)
-        return await arun_counted(
-            tool, self._lifecycle, input, tool_use_id, state, agent, generation=self._generation
-        )
+        return self, tool
 
     async def astream(
         self,

@@ -19,14 +19,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, overload
+from typing import overload
 
 from ..calls.runner import CallLimits, CallRunner
-from ..context.handlers import ContextHandlers
-from ..types import AgentTool, ToolChoice, ToolConfig, ToolResult, ToolSpec
+from ..types import AgentTool, ToolChoice, ToolConfig, ToolSpec
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, cleanup, safe_name
-from .snapshot import RegistryBatch, RegistrySnapshot, SearchHit, ToolLike
+from .snapshot import RegistryBatch, RegistrySnapshot, SearchHit, ToolCalls, ToolLike
 
 __all__ = ["ToolRegistry"]
 
@@ -35,7 +34,7 @@ logger = logging.getLogger(__name__)
 Listener = Callable[[RegistryChangeSet], None]
 
 
-class ToolRegistry:
+class ToolRegistry(ToolCalls):
     """Named tools for agents and servers; thread-safe, with snapshots, generations and change events.
 
     After ``close()`` the registry is empty and every register, replace or
@@ -145,35 +144,8 @@ class ToolRegistry:
 
     # -- calling ----------------------------------------------------------------------------------
 
-    def invoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Run the named tool; never raises for the tool's or the input's fault."""
-        snapshot, tool = self._lifecycle.acquire(name)
-        return snapshot._call(name, tool, input, tool_use_id, invocation_state, agent, context_handlers)
-
-    async def ainvoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
-        snapshot, tool = self._lifecycle.acquire(name)
-        return await snapshot._acall(
-            name, tool, input, tool_use_id, invocation_state, agent, context_handlers
-        )
+    def _acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
+        return self._lifecycle.acquire(name)
 
     # -- writing ----------------------------------------------------------------------------------
 
