@@ -67,9 +67,10 @@ class ThreadHealth:
         thread = args.thread.name if args.thread is not None else "?"
         text = "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback))
         death = ThreadDeath(thread, args.exc_type.__name__, str(args.exc_value), text, time.time())
+        # Logged before it is recorded: whoever sees the death (a probe, a test) finds the log line written.
+        logger.critical("thread=<%s> | a loader thread died; the process is not healthy:\n%s", thread, text)
         with self._lock:
             self._deaths = (*self._deaths, death)
-        logger.critical("thread=<%s> | a loader thread died; the process is not healthy:\n%s", thread, text)
 
 
 def _install_hook() -> None:
