@@ -24,8 +24,9 @@ already delivered by their events). News about a file last written more than
 or is very late, so the next pass runs at once and stats every file: a burst of
 in-place writes is then recovered in one full pass instead of ``slices``
 intervals. (Younger news is most likely an event still on its way.)
-The first pass only records what is there: the loader's own reconcile at
-``start()`` covers the gap between its scan and the watch.
+The first pass reports every file it finds: the owner compares each with what it
+read, so a change made between the owner's scan and this first look, its event
+lost, is not taken for the state the owner already knows.
 
 Stats cannot tell everything: a file rewritten in place at the same size within
 one clock tick keeps its signature. For the few files that failed or got stuck,
@@ -99,8 +100,9 @@ class Rescanner:
 
     Args:
         roots: The watched folders (resolved).
-        report: Called, on the rescanner's thread, with the paths that look changed; returns
-            those that were news to the owner (a full pass follows at once if one is not fresh).
+        report: Called, on the rescanner's thread, with the paths that look changed (after the
+            first pass: every file); returns those that were news to the owner (a full pass follows
+            at once if one is not fresh).
         interval: Seconds between passes.
         slices: Every pass stats this fraction (1/slices) of the files in unchanged folders.
         recursive: Look into sub-folders.
@@ -174,6 +176,8 @@ class Rescanner:
         full, self._full_requested = self._full_requested, False
         baseline = not self._baseline
         changed = self.scan_once(full=full)
+        if baseline:
+            changed = self.files()
         news = self._report(changed) if changed else ()
         if self._look_closer is not None and not baseline:
             self._look_closer()
@@ -202,6 +206,10 @@ class Rescanner:
         folder = self._folders.get(str(path.parent))
         signature = None if folder is None else folder.files.get(path.name)
         return signature is None or time.time_ns() - signature[2] >= FRESH_NS
+
+    def files(self) -> list[Path]:
+        """Every file the last pass saw."""
+        return [Path(directory, name) for directory, folder in self._folders.items() for name in folder.files]
 
     # ------------------------------------------------------------------ a pass
     def scan_once(self, *, full: bool = False) -> list[Path]:

@@ -125,10 +125,11 @@ def test_news_from_a_partial_pass_makes_the_next_pass_full(tmp_path: Path) -> No
 
     def report(paths: list[Path]) -> list[Path]:
         reports.append(paths)
-        return paths  # the owner had not heard of them: events were lost
+        return paths if scanner.passes > 1 else []  # after the first look, events were lost
 
     scanner = Rescanner([tmp_path], report=report, slices=1000)
-    scanner.step()  # the baseline
+    scanner.step()  # the first look: every file, for the owner to compare with what it read
+    assert sorted(reports.pop()) == sorted(files) and scanner.recoveries == 0
     files[1].write_text("x = 7\n")
     files[5].write_text("x = 8\n")
     age(files[1], files[5], ns=OLD_NS + 10**9)  # written long enough ago for their events to have come
@@ -139,9 +140,27 @@ def test_news_from_a_partial_pass_makes_the_next_pass_full(tmp_path: Path) -> No
     assert scanner.last.full and files[5] in reports[-1] and scanner.recoveries == 1
 
 
+def test_the_first_pass_reports_every_file_and_old_news_from_it_makes_the_next_pass_full(
+    tmp_path: Path,
+) -> None:
+    """A change between the owner's scan and the first look, its event lost, is the owner's to find."""
+    files = folder_of(tmp_path, 4)
+    age(*files, ns=OLD_NS + 10**9)
+    reports: list[list[Path]] = []
+
+    def report(paths: list[Path]) -> list[Path]:
+        reports.append(paths)
+        return [files[2]]  # the owner read files[2] before it changed
+
+    scanner = Rescanner([tmp_path], report=report, slices=1000)
+    scanner.step()
+    assert [sorted(paths) for paths in reports] == [sorted(files)]
+    assert scanner.recoveries == 1
+
+
 def test_fresh_news_is_left_to_its_event(tmp_path: Path) -> None:
     files = folder_of(tmp_path, 10)
-    scanner = Rescanner([tmp_path], report=lambda paths: paths, slices=1000)
+    scanner = Rescanner([tmp_path], report=lambda paths: paths if scanner.passes > 1 else [], slices=1000)
     scanner.step()
     files[1].write_text("x = 7\n")  # written just now: its event is most likely on its way
     age(tmp_path)
