@@ -122,14 +122,7 @@ class Lifecycle(Generic[S]):
 
 
 def run_counted(
-    tool: AgentTool,
-    lifecycle: Lifecycle[Any] | None,
-    input: Any,
-    tool_use_id: str,
-    invocation_state: dict[str, Any] | None,
-    agent: Any,
-    *,
-    generation: int | None = None,
+    tool: AgentTool, lifecycle: Lifecycle[Any] | None, call: ToolCall, *, generation: int | None = None
 ) -> ToolResult:
     """Call an already-counted tool synchronously; the last caller out runs a pending cleanup.
 
@@ -140,19 +133,11 @@ def run_counted(
         if lifecycle is not None and lifecycle.exit(tool):
             cleanup(tool)
 
-    call = ToolCall(input, tool_use_id, invocation_state, agent)
     return _runner_of(lifecycle).run(tool, call, release, generation=generation)
 
 
 async def arun_counted(
-    tool: AgentTool,
-    lifecycle: Lifecycle[Any] | None,
-    input: Any,
-    tool_use_id: str,
-    invocation_state: dict[str, Any] | None,
-    agent: Any,
-    *,
-    generation: int | None = None,
+    tool: AgentTool, lifecycle: Lifecycle[Any] | None, call: ToolCall, *, generation: int | None = None
 ) -> ToolResult:
     """Call an already-counted tool from async code; the last caller out runs a pending cleanup.
 
@@ -168,7 +153,6 @@ async def arun_counted(
         if lifecycle is not None and lifecycle.exit(tool):
             await acleanup(tool)
 
-    call = ToolCall(input, tool_use_id, invocation_state, agent)
     return await _runner_of(lifecycle).arun(tool, call, release, arelease, generation=generation)
 
 

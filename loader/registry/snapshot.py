@@ -24,6 +24,7 @@ from ..types import (
     AgentTool,
     Component,
     ComponentKind,
+    ToolCall,
     ToolChoice,
     ToolChoiceAuto,
     ToolConfig,
@@ -117,9 +118,8 @@ class ToolCalls:
         tool_use_id = tool_use_id or new_tool_use_id()
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot._names)
-        state = with_handlers(invocation_state, context_handlers)
-        generation = snapshot._generation
-        return run_counted(tool, snapshot._lifecycle, input, tool_use_id, state, agent, generation=generation)
+        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
+        return run_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
 
     async def ainvoke(
         self,
@@ -136,9 +136,8 @@ class ToolCalls:
         tool_use_id = tool_use_id or new_tool_use_id()
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot._names)
-        state = with_handlers(invocation_state, context_handlers)
-        lifecycle, generation = snapshot._lifecycle, snapshot._generation
-        return await arun_counted(tool, lifecycle, input, tool_use_id, state, agent, generation=generation)
+        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
+        return await arun_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
 
 
 class RegistrySnapshot(ToolCalls):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from loader.registry.lifecycle import Lifecycle, acleanup, arun_counted, cleanup, run_counted, safe_name
-from loader.types import AgentTool, ToolGenerator, ToolSpec, ToolUse
+from loader.types import AgentTool, ToolCall, ToolGenerator, ToolSpec, ToolUse
 
 
 class Probe(AgentTool):
@@ -97,13 +97,13 @@ def test_run_counted_checks_the_result_and_runs_a_pending_cleanup(caplog: pytest
     lifecycle = Lifecycle(Snapshot(tool))
     lifecycle.enter(tool)
     lifecycle.swap(Snapshot(), [tool], [])
-    result = run_counted(tool, lifecycle, {}, "id-1", None, None)
+    result = run_counted(tool, lifecycle, ToolCall({}, "id-1", None, None))
     assert result == {"status": "success", "content": [{"text": "hi"}], "toolUseId": "id-1"}
     assert tool.cleanups == 1
 
     failing = Probe("failing", returns=RuntimeError("boom"))
     with caplog.at_level(logging.ERROR, logger="loader.registry"):
-        result = run_counted(failing, None, {}, "id-2", None, None)
+        result = run_counted(failing, None, ToolCall({}, "id-2", None, None))
     assert result == {
         "toolUseId": "id-2",
         "status": "error",
@@ -117,7 +117,7 @@ def test_arun_counted_runs_an_async_cleanup_on_the_callers_loop() -> None:
     lifecycle = Lifecycle(Snapshot(tool))
     lifecycle.enter(tool)
     lifecycle.swap(Snapshot(), [tool], [])
-    result = asyncio.run(arun_counted(tool, lifecycle, {}, "id", None, None))
+    result = asyncio.run(arun_counted(tool, lifecycle, ToolCall({}, "id", None, None)))
     assert result["status"] == "success" and result["toolUseId"] == "id"
     assert tool.cleanups == 1
 
@@ -132,7 +132,7 @@ def test_the_last_async_call_of_a_retired_sync_tool_returns_after_its_cleanup() 
             lifecycle = Lifecycle(Snapshot(tool))
             lifecycle.enter(tool)
             lifecycle.swap(Snapshot(), [tool], [])
-            await arun_counted(tool, lifecycle, {}, "id", None, None)
+            await arun_counted(tool, lifecycle, ToolCall({}, "id", None, None))
             counts.append(tool.cleanups)
         return counts
 
