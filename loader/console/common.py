@@ -11,6 +11,7 @@ from rich.console import Console
 __all__ = [
     "UsageError",
     "add_dirs_argument",
+    "add_live_folder_argument",
     "error_console",
     "positive_float",
     "positive_int",
@@ -73,6 +74,13 @@ def positive_float(text: str) -> float:
 
 
 # ----------------------------------------------------------------- folders
+def add_live_folder_argument(parser: argparse.ArgumentParser) -> None:
+    """``--dir DIR``: the one live tool folder of the authoring commands (propose, promote, quarantine...)."""
+    parser.add_argument(
+        "--dir", "-d", dest="dir", type=Path, required=True, metavar="DIR", help="the live tool folder"
+    )
+
+
 def add_dirs_argument(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
     """The tool folders (positional ``DIR...`` or ``--dir DIR``) and which files in them load."""
     help_text = "tool directories to load (default: ./tools if it exists)"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from rich.table import Table
 
 from ..authoring.area import ProposalError
 from ..authoring.workflow import list_proposals
-from .common import UsageError, stdout_console
+from .common import UsageError, add_live_folder_argument, stdout_console
 from .proposal_view import proposal_json
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -21,9 +20,7 @@ HELP = "list the proposed tool files of a folder: state, author, age, tools, gat
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``proposals --dir DIR [--json]``."""
-    parser.add_argument(
-        "--dir", "-d", dest="dir", type=Path, required=True, metavar="DIR", help="the live tool folder"
-    )
+    add_live_folder_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the proposals as JSON")
 
 

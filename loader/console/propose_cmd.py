@@ -10,7 +10,7 @@ from ..authoring.area import ProposalError
 from ..authoring.gate import GateOptions
 from ..authoring.workflow import propose_files
 from ..isolation.sandbox.options import SandboxOptions
-from .common import UsageError, positive_int, stdout_console
+from .common import UsageError, add_live_folder_argument, positive_int, stdout_console
 from .proposal_view import print_report, proposal_json
 from .render import quiet_logs
 
@@ -22,9 +22,7 @@ HELP = "propose tool files: kept outside the live folder and gated in the sandbo
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``propose FILE... --dir DIR [--author NAME] [--cases N] [--seed S] [--json]``."""
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="the tool files to propose")
-    parser.add_argument(
-        "--dir", "-d", dest="dir", type=Path, required=True, metavar="DIR", help="the live tool folder"
-    )
+    add_live_folder_argument(parser)
     parser.add_argument("--author", default=None, help="who wrote it (default: the user name)")
     parser.add_argument(
         "--cases", type=positive_int, default=100, help="property cases per tool (default 100)"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.text import Text
 
 from ..authoring.quarantine import QUARANTINE_FILE, set_quarantined
-from .common import UsageError, stdout_console
+from .common import UsageError, add_live_folder_argument, stdout_console
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -21,9 +20,7 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``quarantine NAME --dir DIR`` (and ``unquarantine NAME --dir DIR``)."""
     parser.add_argument("name", metavar="NAME", help="the tool name")
-    parser.add_argument(
-        "--dir", "-d", dest="dir", type=Path, required=True, metavar="DIR", help="the live tool folder"
-    )
+    add_live_folder_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
