@@ -263,6 +263,8 @@ class WorkerProcess:
         """
         if self.process.returncode is not None:
             return self.process.returncode
+        if isinstance(self.process, ForkedProcess):  # the template's child: its poll never reaps it
+            return self.process.poll()
         try:
             found = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # reaped by someone else: Popen knows how it ended
