@@ -683,18 +683,19 @@ def test_an_empty_save_while_newer_content_is_still_importing_gets_a_fresh_grace
     """
     path = tools_dir / "slowly.py"
     path.write_text(function_tool_source("slowly", "return 'v1'"))
-    grace = 1.0
+    # Each grace must outlast the test's own next step (a write), which a loaded machine can hold up
+    # for a second: a grace that ran out first would drop the tools by design, not by the bug.
+    grace = 3.0
     config = replace(EVENTS_ONLY, empty_grace=grace, import_patience=0.05, import_timeout=30.0)
     ld = events_loader(tools_dir, config=config)
     with never_vanishes(ld, "slowly") as missing:
         path.write_text("")
-        emptied = time.monotonic()
-        eventually(lambda: ld._records[path].grace is not None, message="the empty-file grace began")
+        first = eventually(lambda: ld._records[path].grace, message="the empty-file grace began")
         path.write_text("import time\ntime.sleep(20)\n" + function_tool_source("slowly", "return 'slow'"))
         eventually(lambda: [i.path for i in ld.imports_in_progress()] == [path], message="the refill imports")
         # The first grace would be over now, had nothing ended it.
         eventually(
-            lambda: time.monotonic() - emptied > grace + 0.2, message="the first grace's length passed"
+            lambda: time.monotonic() - first.since > grace + 0.2, message="the first grace's length passed"
         )
         path.write_text("")
         emptied_again = time.monotonic()
