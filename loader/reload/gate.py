@@ -114,6 +114,11 @@ def match_output(expected: Any, actual: Any, where: str = "") -> str | None:
     return None
 
 
+_ASYNC_TEARDOWN = 5.0
+"""Seconds an async example has, past its timeout, to be cancelled and close its loop (a proxy tool kills
+its worker then) before its lane thread is stopped from outside."""
+
+
 def _bounded_call(tool: AgentTool, params: dict[str, Any], timeout: float) -> ToolResult:
     """``tool``'s result for ``params``; an async tool is cancelled at ``timeout`` (``TimeoutError``).
 
@@ -138,8 +143,11 @@ def run_example(tool: AgentTool, example: ToolExample, index: int, timeout: floa
         f"example-{tool.tool_name}", 1, idle_seconds=0.0, thread_name=f"tool-loader-example-{tool.tool_name}"
     )
     future = lane.submit(functools.partial(_bounded_call, tool, dict(example.params), timeout))
+    # An async tool's own timeout ends it on the lane's loop: waited for a little longer, it is not also
+    # stopped from here, which could land in that loop's teardown and leave the loop half closed.
+    wait = timeout + _ASYNC_TEARDOWN if tool.is_async else timeout
     try:
-        result: ToolResult = future.result(timeout)
+        result: ToolResult = future.result(wait)
     except FuturesTimeout:  # the wait ran out, or an async tool was cancelled at its timeout
         if not lane.stop(future):
             future.cancel()

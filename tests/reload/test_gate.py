@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import random
 import signal
 import subprocess
@@ -393,3 +395,26 @@ def test_an_overrunning_example_is_stopped_not_left_spinning(
         events.clear()
     eventually(lambda: not _spinning(), message="an example that overran is still running")
     assert _version(loader) == 1
+
+
+def test_an_async_example_past_its_timeout_ends_on_its_own_loop_and_leaves_no_loop_half_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An async tool's example is cancelled by its own timeout, on the lane thread's loop; the lane is
+    not also stopped from outside, which could land in that loop's teardown and leave it half closed
+    (``ValueError: Invalid file descriptor: -1`` from ``BaseEventLoop.__del__`` once collected)."""
+
+    @tool(examples=[{"description": "never answers", "params": {}, "expected_output": "x"}])
+    async def sleeper() -> str:
+        """Sleep past any example timeout."""
+        await asyncio.sleep(60)
+        return "x"
+
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(repr(u.exc_value)))
+    (example,) = sleeper.examples
+    for attempt in range(300):  # timeouts of a few ms: the two clocks end close together
+        failure = run_example(sleeper, example, 0, 0.002 + (attempt % 7) * 0.001)
+        assert failure is not None and failure.kind is FailureKind.TIMEOUT
+    gc.collect()
+    assert unraisable == []
