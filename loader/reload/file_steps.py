@@ -98,6 +98,19 @@ class FileSteps:
             self._by_module[record.module_name] = path
         return record
 
+    def carry_over(self, old: Path, new: Path, outcomes: dict[Path, FileOutcome]) -> None:
+        """A move: ``new`` serves ``old``'s last good tools and components until its own import settles.
+
+        The bytes are the same (that is how the move was recognised), but they run again under the new
+        module name; an import that takes a while (a worker process on a loaded machine) must not leave
+        the names without a tool in between.
+        """
+        before = self._records.get(old)
+        record = self.begin(new, outcomes)
+        if before is not None and not record.serves_anything:
+            record.discovered = dict(before.discovered)
+            record.components = dict(before.components)
+
     def remove(self, path: Path, outcomes: dict[Path, FileOutcome]) -> None:
         """The file is gone for good: REMOVED, its names released, its module forgotten."""
         record = self._records[path]

@@ -428,6 +428,7 @@ class ToolLoader:
             for old, new in plan.moves:
                 self._ownership.transfer(old, new)
                 outcomes[new] = FileOutcome(self._statuses.get(new), moved_from=old)
+                steps.carry_over(old, new, outcomes)
             for path in plan.missing:
                 steps.remove(path, outcomes)
             order = load_order(plan.present, self._backend)

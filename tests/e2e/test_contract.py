@@ -237,6 +237,27 @@ def test_06_move_within_folder_keeps_tools_with_new_source(tools_dir: Path, make
     assert status is not None and status.state is FileState.LOADED and status.tools == ("wanderer",)
 
 
+def test_06_a_move_whose_new_import_is_slow_keeps_serving_the_tool(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    """The moved bytes run again under their new module name; until that import settles, the tool they
+    defined keeps serving (a worker's import on a loaded machine once left the name empty a while)."""
+    slow = "import time\ntime.sleep(0.6)\n" + function_tool_source("wanderer", "return 'here'")
+    write(tools_dir / "before.py", slow)
+    (tools_dir / "sub").mkdir()
+    ld = make_loader(tools_dir, config=replace(EVENTS_ONLY, import_patience=0.05))
+    sets = _recorder(ld)
+    after = tools_dir / "sub" / "after.py"
+    os.replace(tools_dir / "before.py", after)
+    eventually(lambda: ld.registry.source_of("wanderer") == str(after), message="the move is applied")
+    assert call_text(ld, "wanderer") == "here"  # while the new import may still be running
+    assert ld.wait_idle(30)
+    assert call_text(ld, "wanderer") == "here"
+    assert _removed(sets, "wanderer") == []
+    status = ld.file_status(after)
+    assert status is not None and status.state is FileState.LOADED and status.tools == ("wanderer",)
+
+
 def test_06_moved_owner_keeps_its_names_over_a_conflicting_file(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
