@@ -8,6 +8,7 @@ import importlib
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -36,10 +37,17 @@ __all__ = [
     "cli_env",
     "eventually",
     "function_tool_source",
+    "gone_soon",
+    "host_pids",
+    "orphan_outlives_its_worker",
+    "pid_namespace",
     "require",
     "require_module",
     "run_cli",
+    "running",
+    "spinning",
     "sysv_segment",
+    "worker_template",
     "write",
     "write_conflict_and_broken",
 ]
@@ -223,7 +231,55 @@ def child_pids() -> set[int]:
                 template = b"fork_server import serve" in handle.read()
         except OSError:
             continue
-        found |= parents.get(child, set()) if template else {child}
+        below = parents.get(child, set()) if template else {child}
+        found |= {pid for pid in below if _pids_in_namespaces(pid)[-1:] != [1]}
+    return found  # (a sandboxed worker's PID namespace has an init beside it, pid 1 there: it runs no tool)
+
+
+def worker_template() -> int:
+    """The worker template of this process's loader (its child, which runs no tool)."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        if parent == os.getpid() and b"fork_server import serve" in command:
+            return int(entry)
+    raise AssertionError("no worker template below this process")
+
+
+def _pids_in_namespaces(pid: int) -> list[int]:
+    """``pid``'s pids from this process's PID namespace down to its own (``NSpid`` of proc(5))."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return [int(n) for line in handle if line.startswith("NSpid:") for n in line.split()[1:]]
+    except (OSError, ValueError):
+        return []
+
+
+def pid_namespace() -> int:
+    """This process's PID namespace, as a tool reports its own (``os.stat("/proc/self/ns/pid").st_ino``)."""
+    return os.stat("/proc/self/ns/pid").st_ino
+
+
+def host_pids(namespace: int, pids: Iterable[int]) -> set[int]:
+    """The processes a tool named by its own pids, in PID namespace ``namespace`` (see ``pid_namespace``),
+    as this process sees them: a sandboxed worker has a PID namespace of its own."""
+    wanted = set(pids)
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}/ns/pid").st_ino != namespace:
+                continue
+        except OSError:
+            continue
+        if set(_pids_in_namespaces(int(entry))[-1:]) & wanted:
+            found.add(int(entry))
     return found
 
 
@@ -278,3 +334,60 @@ def sysv_segment(data: bytes) -> Iterator[int]:
         yield segment
     finally:
         libc.shmctl(segment, 0, None)  # IPC_RMID
+
+
+# -- processes a sandboxed tool leaves behind ------------------------------------------------------
+def running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that still run (a zombie waits to be reaped; it runs nothing)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def spinning(answer: str) -> list[int]:
+    """Those a ``spinners`` answer names (its PID namespace, then the pids there) that still run, as this
+    process sees them."""
+    namespace, *pids = (int(word) for word in answer.split())
+    return running(sorted(host_pids(namespace, pids)))
+
+
+def gone_soon(answer: str, seconds: float = 10.0) -> list[int]:
+    """What of a ``spinners`` answer still runs once it has ended, or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while spinning(answer) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return spinning(answer)
+
+
+def orphans(marker: str) -> list[int]:
+    """Running ``sleep 600 <marker>`` processes, anywhere on this machine."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if handle.read() == b"\0".join([b"sleep", b"600", marker.encode(), b""]):
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            pass
+    return running(found)
+
+
+def orphan_outlives_its_worker(loader: ToolLoader) -> bool:
+    """Whether a process forked just before its worker died still runs 10 s later (then it is killed)."""
+    marker = f"0.{time.time_ns()}"  # a duration sleep accepts, found by its command line
+    answer = call_text(loader, "attack", {"kind": "orphan", "target": marker})
+    assert "Error" in answer, answer  # the worker died
+    deadline = time.monotonic() + 10
+    while orphans(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = orphans(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return bool(left)

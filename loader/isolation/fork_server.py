@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import fcntl
 import json
+import logging
 import os
 import select
 import signal
@@ -38,12 +39,16 @@ import sys
 import tempfile
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Final, NoReturn
 
 from .errors import WorkerStartError
+from .pid_namespace import NamespaceUnavailable, fork_in_namespace
 
 __all__ = ["ForkServer", "ForkedProcess", "available", "serve"]
+
+logger = logging.getLogger(__name__)
 
 _BOOT: Final = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
@@ -73,6 +78,8 @@ class ForkServer:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._socket: socket.socket | None = None
+        self.namespace_refused: str | None = None
+        """Why the template forks sandboxed workers without a PID namespace of their own, once it has said."""
         self.generation = 0
         """Templates started so far: a worker of an earlier one died with it; its pid is no longer held."""
 
@@ -100,6 +107,10 @@ class ForkServer:
             for fd in (stdin_w, stdout_r, stderr_r):
                 os.close(fd)
             raise WorkerStartError(f"the worker template could not fork: {reply.get('error')}")
+        refused = reply.get("pid_namespace")
+        if isinstance(refused, str) and refused != self.namespace_refused:
+            self.namespace_refused = refused
+            logger.info("sandboxed workers share this machine's process list: no PID namespace (%s)", refused)
         return ForkedProcess(self, pid, self.generation), stdin_w, stdout_r, os.fdopen(stderr_r, "rb")
 
     def status(self, pid: int, generation: int) -> tuple[int, bool]:
@@ -274,6 +285,7 @@ def serve(fd: int) -> int:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
+    template = _Template()
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, _FDS)
@@ -281,9 +293,10 @@ def serve(fd: int) -> int:
             return 1
         if not data:
             return 0
+        template.reap_inits()
         try:
             request = json.loads(data)
-            reply = _handle(request, fds, sock, worker_main.main)
+            reply = _handle(request, fds, sock, worker_main.main, template)
         except Exception as exc:  # a bad request: say so, keep serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         finally:
@@ -292,15 +305,51 @@ def serve(fd: int) -> int:
         sock.send(json.dumps(reply).encode())
 
 
-def _handle(request: dict[str, Any], fds: list[int], sock: socket.socket, main: Any) -> dict[str, Any]:
+class _Template:
+    """What the template keeps between requests for the PID namespaces of sandboxed workers."""
+
+    def __init__(self) -> None:
+        self.life, self._life_w = (
+            os.pipe()
+        )  # the write end dies with the template: each namespace's init sees it
+        self.refused: str | None = None
+        """Why the kernel refused a namespace (then workers are forked without one), else None."""
+        self._inits: set[int] = set()
+
+    def fork(self, become_worker: Callable[[bool], NoReturn], sandboxed: bool) -> dict[str, Any]:
+        if sandboxed and self.refused is None:
+            try:
+                pid, init = fork_in_namespace(self.life, lambda: become_worker(True))
+            except NamespaceUnavailable as exc:
+                self.refused = str(exc)
+            else:
+                self._inits.add(init)
+                return {"pid": pid, "pid_namespace": None}
+        pid = os.fork()
+        if pid == 0:
+            become_worker(False)
+        return {"pid": pid, "pid_namespace": self.refused if sandboxed else None}
+
+    def reap_inits(self) -> None:
+        """Collect the namespaces' inits that have ended (each ends with its worker)."""
+        for init in list(self._inits):
+            with contextlib.suppress(ChildProcessError):
+                if not os.waitpid(init, os.WNOHANG)[0]:
+                    continue
+            self._inits.discard(init)
+
+
+def _handle(
+    request: dict[str, Any], fds: list[int], sock: socket.socket, main: Any, template: _Template
+) -> dict[str, Any]:
     op = request.get("op")
     if op == "fork":
         if len(fds) != _FDS:
             return {"error": f"{len(fds)} descriptors sent, {_FDS} expected"}
-        pid = os.fork()
-        if pid == 0:
-            _become_worker(sock, fds, request, main)
-        return {"pid": pid}
+        return template.fork(
+            lambda namespaced: _become_worker(sock, fds, request, main, namespaced),
+            bool(request["settings"].get("sandbox")),
+        )
     if op == "status":
         found = os.waitid(os.P_PID, int(request["pid"]), os.WEXITED | os.WNOHANG | os.WNOWAIT)
         return {"code": None if found is None else _code(found)}
@@ -314,8 +363,11 @@ def _code(found: os.waitid_result) -> int:
     return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
 
 
-def _become_worker(sock: socket.socket, fds: list[int], request: dict[str, Any], main: Any) -> NoReturn:
-    """The forked child: take the worker's descriptors as 0-3, drop every other, and run the worker."""
+def _become_worker(
+    sock: socket.socket, fds: list[int], request: dict[str, Any], main: Any, namespaced: bool
+) -> NoReturn:
+    """The forked child: take the worker's descriptors as 0-3, drop every other, and run the worker.
+    ``namespaced``: in a PID namespace of its own, where its parent (outside) has no pid to compare."""
     code = 1
     try:
         parent = os.getppid()
@@ -324,8 +376,8 @@ def _become_worker(sock: socket.socket, fds: list[int], request: dict[str, Any],
         from .import_fork import die_with_parent
 
         die_with_parent()
-        if os.getppid() != parent:  # the template died before the signal was asked for
-            os._exit(1)
+        if not namespaced and os.getppid() != parent:  # the template died before the signal was asked for
+            os._exit(1)  # (in a namespace, its init ends the worker when the template dies)
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
         for target, fd in enumerate(high):
             os.dup2(fd, target)

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["drop_ptrace", "harden_host", "hide_in_command_line", "hide_option_values"]
+__all__ = ["drop_capabilities", "drop_ptrace", "harden_host", "hide_in_command_line", "hide_option_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +135,21 @@ def drop_ptrace() -> None:
         data[0].permitted &= keep
         data[0].inheritable &= keep
         libc.capset(ctypes.byref(header), data)
+
+
+def drop_capabilities() -> None:
+    """Give up every capability, for good: a worker in a user namespace of its own holds them all there
+    (``pid_namespace``). ``OSError`` if the kernel refuses: the worker must not go on with them."""
+    libc = _libc()
+    if libc is None:
+        return
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for capability in range(64):  # the bounding set: nothing is gained back by running a program
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    header = _CapHeader(_CAPABILITY_V3, 0)
+    if libc.capset(ctypes.byref(header), (_CapData * 2)()) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"dropping capabilities: {os.strerror(number)}")
 
 
 def hide_in_command_line(secrets: Iterable[str]) -> bool:

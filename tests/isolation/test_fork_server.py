@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from support import FAST, call_text, child_pids, eventually, write
+from support import FAST, call_text, child_pids, eventually, pid_namespace, worker_template, write
 
 from loader.isolation import WorkerOptions
 from loader.reload.loader import ToolLoader
@@ -43,6 +43,7 @@ def who_{n}() -> str:
     return json.dumps({{
         "pid": os.getpid(),
         "parent": os.getppid(),
+        "pidns": os.stat("/proc/self/ns/pid").st_ino,
         "tmp": tempfile.gettempdir(),
         "home": os.environ.get("HOME"),
         "cwd": os.getcwd(),
@@ -84,13 +85,22 @@ def _who(loader: ToolLoader, n: int) -> dict[str, object]:
     return answer
 
 
-def test_workers_are_forked_from_one_template_below_the_loader(loader: ToolLoader) -> None:
+def test_workers_are_forked_from_one_template_below_the_loader(
+    loader: ToolLoader, request: pytest.FixtureRequest
+) -> None:
     first, second = _who(loader, 1), _who(loader, 2)
-    assert first["pid"] != second["pid"]  # a worker per file
-    template = first["parent"]
-    assert isinstance(template, int) and second["parent"] == template
+    template = worker_template()
     assert _stat_parent(template) == os.getpid()
     assert b"fork_server import serve" in _command_line(template)
+    workers = child_pids()
+    assert len(workers) >= 3 and {_stat_parent(pid) for pid in workers} == {template}  # two, and the import's
+    if request.node.callspec.params["loader"] == "sandbox":
+        # each in a PID namespace of its own, where it is the second process and its parent has no pid
+        assert first["pidns"] != second["pidns"] and pid_namespace() not in (first["pidns"], second["pidns"])
+        assert first["pid"] == second["pid"] == 2 and first["parent"] == second["parent"] == 0
+    else:
+        assert first["pid"] != second["pid"] and {first["pid"], second["pid"]} <= workers  # a worker per file
+        assert first["parent"] == second["parent"] == template
 
 
 def test_no_worker_holds_a_socket_or_another_workers_descriptor(loader: ToolLoader) -> None:
@@ -118,17 +128,18 @@ def test_a_sandboxed_worker_gets_its_own_scratch_folder_as_tmp_and_home(two_file
 
 
 def test_a_killed_template_takes_its_workers_and_the_next_call_starts_a_new_one(loader: ToolLoader) -> None:
-    before = _who(loader, 1)
-    template = before["parent"]
-    assert isinstance(template, int)
+    _who(loader, 1)
+    template, workers = worker_template(), child_pids()
+    assert workers
     os.kill(template, signal.SIGKILL)
-    # Both must be dead, not only out of the template's children: a worker the dying template has not yet
+    # All must be dead, not only out of the template's children: a worker the dying template has not yet
     # signalled still answers, and with the old template as its parent.
-    eventually(lambda: _dead(template) and _dead(before["pid"]), message="the template and its workers died")
-    assert before["pid"] not in child_pids()
-    after = eventually(lambda: _answer(loader, 1), timeout=60, message="a call answered again")
-    assert after["parent"] != template and after["pid"] != before["pid"]
-    assert _who(loader, 2)["parent"] == after["parent"]
+    eventually(lambda: all(map(_dead, [template, *workers])), message="the template and its workers died")
+    eventually(lambda: _answer(loader, 1), timeout=60, message="a call answered again")
+    _who(loader, 2)
+    assert worker_template() != template
+    assert child_pids() and not child_pids() & workers
+    assert {_stat_parent(pid) for pid in child_pids()} == {worker_template()}
 
 
 def _dead(pid: object) -> bool:

@@ -44,10 +44,15 @@ from support import (
     call_text,
     child_pids,
     cli_env,
+    gone_soon,
     interpreter_for_nobody,
+    orphan_outlives_its_worker,
     run_cli,
+    running,
+    spinning,
     sysv_segment,
     text_of,
+    worker_template,
 )
 
 from loader.isolation import WorkerOptions
@@ -163,9 +168,49 @@ def _unshare(target: str) -> str:
 
 def _pid(target: str) -> int:
     """A pid; ``parent``: the worker's parent, the template every worker is forked from (it outlives them
-    all: were it harmed, every tool's worker would be); its parent, the loader, is one a sandboxed tool
-    cannot even name (it cannot read the template's ``/proc`` entry)."""
-    return os.getppid() if target == "parent" else int(target)
+    all: were it harmed, every tool's worker would be). In a PID namespace of its own the worker's parent
+    has no pid (``getppid()`` is 0, which would name the caller's own group): the attack cannot name it."""
+    if target != "parent":
+        return int(target)
+    if not (parent := os.getppid()):
+        raise OSError(errno.ESRCH, "the parent is outside this PID namespace: it has no pid here")
+    return parent
+
+
+def _exists(target: str) -> str:
+    """Whether process ``target`` can be seen to exist: ``stat`` of its ``/proc`` entry, a null signal."""
+    found = []
+    try:
+        os.stat(f"/proc/{_pid(target)}")
+        found.append("ALLOWED stat")
+    except OSError as exc:
+        found.append(f"DENIED stat: {exc.strerror}")
+    try:
+        os.kill(_pid(target), 0)
+        found.append("ALLOWED kill 0")
+    except OSError as exc:  # EPERM says it exists as plainly as a success
+        found.append(("DENIED" if exc.errno == errno.ESRCH else "ALLOWED") + f" kill 0: {exc.strerror}")
+    return "; ".join(found)
+
+
+def _capabilities(target: str) -> str:
+    """The capabilities this process holds: none, as an ordinary user, even in its own user namespace."""
+    with open("/proc/self/status") as handle:
+        held = {k: v.strip() for k, v in (line.split(":", 1) for line in handle) if k.startswith("Cap")}
+    return ("ALLOWED" if any(int(v, 16) for v in held.values()) else "DENIED") + f" capabilities: {held}"
+
+
+def _orphan(target: str) -> str:
+    """Start ``sleep 600 <target>`` in a session of its own, and make the worker die before the loader can
+    count it (the program is running once the pipe, closed on exec, reads end of file)."""
+    read_end, write_end = os.pipe()
+    if os.fork() == 0:
+        os.close(read_end)
+        os.setsid()
+        os.execv("/bin/sleep", ["sleep", "600", target])
+    os.close(write_end)
+    os.read(read_end, 1)
+    os._exit(9)
 
 
 def _prlimit(target: str) -> str:
@@ -230,7 +275,8 @@ def _sysv_new(target: str) -> str:
 
 
 def _spinners(target: str) -> str:
-    """Leave ``target`` processes spinning and return their pids; one of them a daemon in its own session."""
+    """Leave ``target`` processes spinning and return their PID namespace and pids (see ``support.host_pids``);
+    one of them a daemon in its own session."""
     pids = []
     read_end, write_end = os.pipe()
     for n in range(int(target)):
@@ -247,7 +293,7 @@ def _spinners(target: str) -> str:
         pids.append(pid)
     os.waitpid(pids[0], 0)
     pids[0] = int(os.read(read_end, 32))
-    return " ".join(map(str, pids))
+    return " ".join(map(str, [os.stat("/proc/self/ns/pid").st_ino, *pids]))
 
 
 def _cwd_import(target: str) -> str:
@@ -503,36 +549,31 @@ def test_no_sysv_ipc(sandboxed: ToolLoader) -> None:
     assert answer.count("DENIED") == 3 and "ALLOWED" not in answer, answer
 
 
-def _running(pids: list[int]) -> list[int]:
-    """Those of ``pids`` that still run (a zombie waits to be reaped; it runs nothing)."""
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.append(pid)
-    return alive
-
-
-def _gone_soon(pids: list[int], seconds: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while _running(pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return _running(pids)
-
-
 def test_a_calls_children_do_not_outlive_it(sandboxed: ToolLoader) -> None:
     answer = _attack(sandboxed, "spinners", 3)
-    pids = [int(p) for p in answer.split()]
-    assert len(pids) == 3, answer
+    assert len(answer.split()) == 4, answer
     try:
-        assert _gone_soon(pids) == [], f"{answer}: still running after the call returned"
+        assert gone_soon(answer) == [], f"{answer}: still running after the call returned"
     finally:
-        for pid in _running(pids):
+        for pid in spinning(answer):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_process_forked_just_before_its_worker_dies_does_not_outlive_it(sandboxed: ToolLoader) -> None:
+    """The worker exits before the loader's process watch can count the child: the kernel ends it with the
+    worker's PID namespace (its init exits when the worker does)."""
+    assert not orphan_outlives_its_worker(sandboxed)
+    assert call_text(sandboxed, "legit", {"n": 10}) == LEGIT_ANSWER
+
+
+def test_no_other_process_can_be_seen_to_exist(sandboxed: ToolLoader) -> None:
+    """Not the loader, the template, init, nor a process of another tool: a sandboxed worker has a PID
+    namespace of its own, with its own ``/proc``."""
+    assert call_text(sandboxed, "legit", {"n": 10}) == LEGIT_ANSWER  # another file's worker runs
+    others = [os.getpid(), worker_template(), *child_pids()]
+    assert len(others) >= 3, others
+    for pid in others:
+        _denied(_attack(sandboxed, "exists", pid), f"seeing that process {pid} exists")
 
 
 def make_home(home: Path) -> Path:
@@ -588,6 +629,8 @@ def test_the_attacks_on_other_processes_fail_through_tool_loader_call(place: Pat
             ("personality", "0x0040000"),
             ("shm_read", str(segment)),
             ("sysv_new", ""),
+            ("exists", "parent"),
+            ("exists", str(os.getpid())),
         ):
             command = [tool_loader, "call", "--dir", str(place / "tools"), "--isolation", "sandbox"]
             done = subprocess.run(
@@ -677,10 +720,10 @@ def _strays_below_workers() -> list[int]:
     table = ProcessTable()
     workers = child_pids()
     below = set().union(*(table.descendants(pid) for pid in workers)) if workers else set()
-    return _running(sorted(below))
+    return running(sorted(below))
 
 
-def test_a_files_import_leaves_no_process_running(tmp_path: Path) -> None:
+def test_a_files_import_leaves_no_processrunning(tmp_path: Path) -> None:
     """Top-level code runs in the import worker and again where a call worker builds the file ahead."""
     folder = tmp_path / "tools"
     folder.mkdir()
@@ -738,6 +781,9 @@ def test_each_attack_succeeds_in_process_mode(
             answer = call_text(loader, "attack", {"kind": "shm_read", "target": str(segment)})
             assert answer == "ALLOWED shmat: shm secret", answer
         assert call_text(loader, "attack", {"kind": "sysv_new"}).count("ALLOWED") == 3
+        answer = call_text(loader, "attack", {"kind": "exists", "target": str(os.getpid())})
+        assert answer == "ALLOWED stat; ALLOWED kill 0", answer
+        assert orphan_outlives_its_worker(loader)
     finally:
         loader.close()
 
@@ -758,14 +804,15 @@ async def test_over_mcp_attacks_fail_and_the_legitimate_tool_works(place: Path, 
             _nothing_of_home(
                 text_of(await client.call_tool("attack", {"kind": "cwd_import", "target": home}))
             )
-            spinners = text_of(await client.call_tool("attack", {"kind": "spinners", "target": "3"})).split()
-            assert _gone_soon([int(pid) for pid in spinners]) == [], spinners
+            spinners = text_of(await client.call_tool("attack", {"kind": "spinners", "target": "3"}))
+            assert gone_soon(spinners) == [], spinners
             attacks = [("read", str(place / "secret.txt")), ("bind", ""), ("unshare", "")]
             attacks += [
                 ("prlimit", "parent"),
                 ("renice", "parent"),
                 ("personality", "0x0040000"),
                 ("sysv_new", ""),
+                ("exists", str(os.getpid())),
             ]
             for kind, target in attacks:
                 answer = text_of(await client.call_tool("attack", {"kind": kind, "target": target}))
@@ -835,7 +882,7 @@ _UNPRIVILEGED = """
 import json, os, sys, time
 from dataclasses import replace
 sys.path.insert(0, sys.argv[2])
-from support import FAST, call_text, sysv_segment
+from support import FAST, call_text, gone_soon, orphan_outlives_its_worker, sysv_segment
 from loader.isolation import WorkerOptions
 from loader.reload.loader import ToolLoader
 
@@ -853,22 +900,12 @@ with sysv_segment(b"shm secret") as segment:  # this user's own segment: the ker
         out[kind] = call_text(loader, "attack", {"kind": kind, "target": target})
 for kind in ("signal", "ptrace", "prlimit", "renice", "affinity"):  # on the template the worker was forked from
     out[kind + " on the template"] = call_text(loader, "attack", {"kind": kind, "target": "parent"})
-def running(pids):
-    found = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
-                    found.append(pid)
-        except OSError:
-            pass
-    return found
-spinners = call_text(loader, "attack", {"kind": "spinners", "target": "3"}).split()
-deadline = time.monotonic() + 10
-while running(spinners) and time.monotonic() < deadline:
-    time.sleep(0.05)
-left = running(spinners)
+left = gone_soon(call_text(loader, "attack", {"kind": "spinners", "target": "3"}))
 out["spinners"] = f"ALLOWED {left} still running" if left else "DENIED: stopped after the call"
+out["orphan"] = "ALLOWED: still running" if orphan_outlives_its_worker(loader) else "DENIED: stopped"
+out["capabilities"] = call_text(loader, "attack", {"kind": "capabilities"})
+for pid in (me, str(os.getppid())):  # this process (the loader) and its parent
+    out["exists " + pid] = call_text(loader, "attack", {"kind": "exists", "target": pid})
 out["legit"] = call_text(loader, "legit", {"n": 10})
 loader.close()
 print(json.dumps(out))
