@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from ..authoring.quarantine import QuarantineFollower
 from ..errors import OptionError
 from ..hookspecs import hookimpl
+from ..isolation import pid_namespace
 from ..isolation.options import WorkerOptions
 from ..isolation.sandbox import Layer, SandboxOptions, parse_endpoint, probe
 from ..reload.loader import LoaderConfig
@@ -322,8 +323,13 @@ def loader_config(args: argparse.Namespace) -> LoaderConfig:
 
 
 def sandbox_layers(args: argparse.Namespace) -> tuple[Layer, ...]:
-    """What ``--isolation sandbox`` with these options would get on this machine, layer by layer."""
-    return probe(_isolation_config(args, LoaderConfig()).sandbox_options() or SandboxOptions())
+    """What ``--isolation sandbox`` with these options would get on this machine, layer by layer; the last,
+    ``processes``, tried here (the sandbox starts without it, saying so, where the kernel refuses it)."""
+    layers = probe(_isolation_config(args, LoaderConfig()).sandbox_options() or SandboxOptions())
+    on, detail = pid_namespace.available()
+    if not on:
+        detail = f"no PID namespace per worker ({detail}): workers see which pids exist; not refused"
+    return (*layers, Layer("processes", on, detail))
 
 
 def loader_plugins(args: argparse.Namespace) -> list[object]:

@@ -37,13 +37,14 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 from .host import drop_capabilities
 
-__all__ = ["NamespaceUnavailable", "fork_in_namespace"]
+__all__ = ["NamespaceUnavailable", "available", "fork_in_namespace"]
 
 _CLONE_NEWNS: Final = 0x00020000
 _CLONE_NEWUSER: Final = 0x10000000
@@ -122,12 +123,7 @@ def _middle(
     """Make the namespaces, fork their init and the worker, say both pids, exit."""
     code = 1
     try:
-        uid, gid = os.geteuid(), os.getegid()
-        own_users = uid != 0
-        _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | (_CLONE_NEWUSER if own_users else 0)), "unshare")
-        if own_users:
-            _map_own_ids(libc, uid, gid)
-        _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "making the mounts private")
+        own_users = _enter(libc)
         mounted_r, mounted_w = os.pipe()
         started_r, started_w = os.pipe()
         init = os.fork()
@@ -154,14 +150,64 @@ def _middle(
         os._exit(code)
 
 
+def _enter(libc: ctypes.CDLL) -> bool:
+    """Move this process into new mount and user namespaces, its children into a new PID namespace, and
+    keep its mounts to itself; whether it made a user namespace (as an ordinary user)."""
+    uid, gid = os.geteuid(), os.getegid()
+    own_users = uid != 0
+    _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | (_CLONE_NEWUSER if own_users else 0)), "unshare")
+    if own_users:
+        _map_own_ids(libc, uid, gid)
+    _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "making the mounts private")
+    return own_users
+
+
+def _mount_proc(libc: ctypes.CDLL) -> None:
+    """In the new PID namespace: a ``/proc`` of its own, where no other process has an entry."""
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    _check(libc.mount(b"proc", b"/proc", b"proc", flags, None), "mounting /proc")
+
+
+def available() -> tuple[bool, str]:
+    """Whether the kernel gives this process's sandboxed workers a PID namespace, and if not why: the
+    steps tried in a child process (for ``tool-loader check``; the template finds out on its own)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"):
+        return False, "Linux with pidfds only"
+    libc = ctypes.CDLL(None, use_errno=True)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(read_end)
+            _enter(libc)
+            init = os.fork()
+            if init == 0:
+                try:
+                    _mount_proc(libc)
+                except BaseException as exc:
+                    with contextlib.suppress(BaseException):
+                        os.write(write_end, str(exc).encode())
+                    os._exit(1)
+                os._exit(0)
+            code = 0 if os.waitpid(init, 0)[1] == 0 else 1
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                os.write(write_end, str(exc).encode())
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    why = _read_all(read_end).decode(errors="replace")
+    if os.waitpid(child, 0)[1] != 0:
+        return False, why or "the trial of the namespaces failed"
+    return True, "a PID namespace per worker: it sees no other process, and what it starts ends with it"
+
+
 def _init(libc: ctypes.CDLL, life: int, mounted: int, started: int) -> NoReturn:
     """Pid 1: mount ``/proc`` for the namespace, then wait for the worker or the template to end."""
     try:
         _close_all_but(life, mounted, started)
-        _check(
-            libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None),
-            "mounting /proc",
-        )
+        _mount_proc(libc)
         os.write(mounted, b"ok")
         os.close(mounted)
         os.read(started, 1)  # end of file: the worker is forked (or the middle died)

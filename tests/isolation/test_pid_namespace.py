@@ -33,13 +33,18 @@ def who() -> str:
     return f"{os.getpid()} {os.getppid()}"
 '''
 
-RUN = """
-import errno, json, logging, os, sys
-if sys.argv[2] == "refuse":
+REFUSING = """
+import errno
+if "{how}" == "refuse":  # as Docker's default seccomp profile does
     import pyseccomp as seccomp
     refuse = seccomp.SyscallFilter(seccomp.ALLOW)
     refuse.add_rule(seccomp.ERRNO(errno.EPERM), "unshare")
     refuse.load()
+"""
+"""Code run first in the child process: with ``refuse``, ``unshare`` fails with ``EPERM`` from then on."""
+
+RUN = """
+import json, logging, os, sys
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 from loader.reload.loader import ToolLoader
 loader = ToolLoader([sys.argv[1]], isolation="sandbox")
@@ -55,7 +60,11 @@ print(json.dumps({"result": result, "loader": os.getpid()}))
 def _run(folder: Path, how: str) -> tuple[dict[str, object], str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [sys.executable, "-c", RUN, str(folder), how], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", REFUSING.format(how=how) + RUN, str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     answer: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -76,3 +85,24 @@ def test_a_refused_namespace_is_said_once_and_workers_still_answer(tools_dir: Pa
     else:
         assert "no PID namespace" not in log, log
         assert (pid, parent) == (2, 0)
+
+
+def test_check_says_whether_workers_get_a_namespace(tools_dir: Path) -> None:
+    """``tool-loader check --isolation sandbox`` tries the namespace's steps, and names a refusal."""
+    write(tools_dir / "who.py", WHO)
+    check = "import runpy, sys; sys.argv = ['tool-loader', 'check', sys.argv[1], '--isolation', 'sandbox', '--json']"
+    check += "; runpy.run_module('loader', run_name='__main__')"
+    for how, on in (("allow", True), ("refuse", False)):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        done = subprocess.run(
+            [sys.executable, "-c", REFUSING.format(how=how) + check, str(tools_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        layer = json.loads(done.stdout)["sandbox"][-1]
+        assert layer["layer"] == "processes" and layer["on"] is on, layer
+        if not on:
+            assert "unshare: Operation not permitted" in layer["detail"], layer

@@ -93,7 +93,7 @@ def test_check_reports_each_layer(folder: Path) -> None:
     here = subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env())
     assert here.returncode == 0, here.stderr
     layers = {x["layer"]: x for x in json.loads(here.stdout)["sandbox"]}
-    assert list(layers) == ["filesystem", "network", "scopes", "syscalls", "limits"]
+    assert list(layers) == ["filesystem", "network", "scopes", "syscalls", "limits", "processes"]
     assert all(x["on"] for x in layers.values())
     hidden = _without_landlock(
         "check", str(folder), "--isolation", "sandbox", "--sandbox-best-effort", "--json"
@@ -102,7 +102,7 @@ def test_check_reports_each_layer(folder: Path) -> None:
     layers = {x["layer"]: x for x in json.loads(hidden.stdout)["sandbox"]}
     assert [name for name, x in layers.items() if not x["on"]] == ["filesystem", "network", "scopes"]
     assert "Landlock" in layers["filesystem"]["detail"]
-    assert layers["syscalls"]["on"] and layers["limits"]["on"]
+    assert layers["syscalls"]["on"] and layers["limits"]["on"] and layers["processes"]["on"]
 
 
 FAKE_ABI = "import landlockpy._syscall as kernel; kernel.abi_version = lambda: {abi}"
