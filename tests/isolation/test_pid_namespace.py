@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import write
@@ -57,24 +58,25 @@ print(json.dumps({"result": result, "loader": os.getpid()}))
 """
 
 
-def _run(folder: Path, how: str) -> tuple[dict[str, object], str]:
+def _run(code: str, folder: Path, how: str) -> tuple[Any, str]:
+    """Run ``code`` on ``folder`` in a child process that ``refuse``s ``unshare`` or not; the JSON it
+    printed, and its standard error."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [sys.executable, "-c", REFUSING.format(how=how) + RUN, str(folder)],
+        [sys.executable, "-c", REFUSING.format(how=how) + code, str(folder)],
         capture_output=True,
         text=True,
         timeout=120,
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    answer: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answer, done.stderr
+    return json.loads(done.stdout), done.stderr
 
 
 @pytest.mark.parametrize("how", ["refuse", "allow"])
 def test_a_refused_namespace_is_said_once_and_workers_still_answer(tools_dir: Path, how: str) -> None:
     write(tools_dir / "who.py", WHO)
-    answer, log = _run(tools_dir, how)
+    answer, log = _run(RUN, tools_dir, how)
     result = answer["result"]
     assert isinstance(result, dict) and result["status"] == "success", result
     pid, parent = (int(word) for word in result["content"][0]["text"].split())
@@ -93,16 +95,7 @@ def test_check_says_whether_workers_get_a_namespace(tools_dir: Path) -> None:
     check = "import runpy, sys; sys.argv = ['tool-loader', 'check', sys.argv[1], '--isolation', 'sandbox', '--json']"
     check += "; runpy.run_module('loader', run_name='__main__')"
     for how, on in (("allow", True), ("refuse", False)):
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        done = subprocess.run(
-            [sys.executable, "-c", REFUSING.format(how=how) + check, str(tools_dir)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-        )
-        assert done.returncode == 0, done.stderr
-        layer = json.loads(done.stdout)["sandbox"][-1]
+        layer = _run(check, tools_dir, how)[0]["sandbox"][-1]
         assert layer["layer"] == "processes" and layer["on"] is on, layer
         if not on:
             assert "unshare: Operation not permitted" in layer["detail"], layer
