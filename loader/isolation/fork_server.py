@@ -309,9 +309,8 @@ class _Template:
     """What the template keeps between requests for the PID namespaces of sandboxed workers."""
 
     def __init__(self) -> None:
-        self.life, self._life_w = (
-            os.pipe()
-        )  # the write end dies with the template: each namespace's init sees it
+        # the write end closes only when the template dies: each namespace's init waits on the read end
+        self.life, self._life_w = os.pipe()
         self.refused: str | None = None
         """Why the kernel refused a namespace (then workers are forked without one), else None."""
         self._inits: set[int] = set()
