@@ -1,4 +1,4 @@
-"""``pytest --cpu-time``: the CPU seconds each test file costs, its child processes included.
+"""``pytest --cpu-time``: the CPU seconds each test file and the costliest tests cost, child processes included.
 
 On two cores the suite is bound by CPU, not by waiting (``/usr/bin/time`` shows it near 190 %), so
 its wall time is its CPU time over two; this says where that CPU goes. Each test's cost is
@@ -24,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--cpu-time",
         action="store_true",
-        help="print the CPU seconds of each test file, child processes included (tests/README.md)",
+        help="print the CPU seconds of each test file and of the costliest tests, child processes included (tests/README.md)",
     )
 
 
@@ -50,12 +50,14 @@ def pytest_runtest_makereport(
 
 
 _by_file: defaultdict[str, float] = defaultdict(float)
+_by_test: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for key, value in report.user_properties:
         if key == _KEY and isinstance(value, float):
             _by_file[report.nodeid.split("::")[0]] += value
+            _by_test[report.nodeid] = value
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -67,7 +69,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     for path, seconds in _by_file.items():
         packages["/".join(path.split("/")[:2])] += seconds
     ranked = (
-        sorted(packages.items(), key=lambda kv: -kv[1]) + sorted(_by_file.items(), key=lambda kv: -kv[1])[:20]
+        sorted(packages.items(), key=lambda kv: -kv[1])
+        + sorted(_by_file.items(), key=lambda kv: -kv[1])[:20]
+        + sorted(_by_test.items(), key=lambda kv: -kv[1])[:40]
     )
     for name, seconds in ranked:
         terminalreporter.write_line(f"{seconds:8.1f}  {name}")
