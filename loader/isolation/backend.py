@@ -229,9 +229,10 @@ class ProcessBackend:
         self._jobs.abandon(job, interrupt=False)
         with self._lock:
             token = self._tokens.get(job)
-            worker = None if token is None or job.done else self._importing.get(token)
+            worker = None if token is None or job.done else self._importing.pop(token, None)
+            if worker is not None:
+                worker.abandoned = True
         if worker is not None:
-            worker.abandoned = True
             worker.stop()
 
     def load_tools(
@@ -251,11 +252,7 @@ class ProcessBackend:
         key = object() if token is None else token
         with self._lock:
             self._importing[key] = worker
-        try:
-            recipe, reply = self._import_in(worker, path, module_name, source, content_hash, timeout)
-        finally:
-            with self._lock:
-                self._importing.pop(key, None)
+        recipe, reply = self._import_in(worker, key, path, module_name, source, content_hash, timeout)
         if not reply.get("ok"):
             raise RemoteLoadError(_error_info(reply.get("error"), path))
         if not recipe or recipe[-1].name != module_name:
@@ -281,13 +278,14 @@ class ProcessBackend:
     def _import_in(
         self,
         worker: WorkerProcess,
+        key: object,
         path: Path,
         module_name: str,
         source: bytes,
         content_hash: str,
         timeout: float,
     ) -> tuple[tuple[ModuleVersion, ...], LoadReply]:
-        """One import request to ``worker``, handed back to the import workers whatever happens."""
+        """One import request to ``worker`` (``key`` in ``_importing``), handed back whatever happens."""
         base = self._ledger.reserve_serials()
         preload: list[ModuleEntry] = [
             [v.name, v.serial, str(v.path), v.source]
@@ -306,10 +304,10 @@ class ProcessBackend:
             reply = _relayed(cast(LoadReply, worker.request(message, timeout)))
         except WorkerTimeout:
             line, stack = worker.stack_in(path)
-            self._importers.release(worker, healthy=False)
+            self._hand_back(worker, key, healthy=False)
             raise ImportTimeout(timeout, line, stack) from None
         except WorkerCrashed as exc:
-            self._importers.release(worker, healthy=False)
+            self._hand_back(worker, key, healthy=False)
             if worker.abandoned:
                 raise ImportAbandoned from None  # superseded: nobody reads this outcome
             how = (
@@ -328,7 +326,7 @@ class ProcessBackend:
                 )
             ) from None
         except WorkerSentTooMuch as exc:
-            self._importers.release(worker, healthy=False)
+            self._hand_back(worker, key, healthy=False)
             raise RemoteLoadError(
                 LoadErrorInfo(
                     "WorkerSentTooMuch",
@@ -340,13 +338,20 @@ class ProcessBackend:
                 )
             ) from None
         except BaseException:
-            self._importers.release(worker, healthy=False)
+            self._hand_back(worker, key, healthy=False)
             raise
-        self._importers.release(worker, healthy=True)
+        self._hand_back(worker, key, healthy=True)
         with self._lock:
             self._absorb(module_name, source, base, reply)
             recipe = self._ledger.recipe(module_name)
         return recipe, reply
+
+    def _hand_back(self, worker: WorkerProcess, key: object, *, healthy: bool) -> None:
+        """Return an import's worker to the pool, unless ``abandon`` took it first: it is being stopped,
+        and must not serve the next import (which its stop would then end as abandoned)."""
+        with self._lock:
+            mine = self._importing.pop(key, None) is not None
+        self._importers.release(worker, healthy=healthy and mine)
 
     def _absorb(self, module_name: str, source: bytes, base: int, reply: LoadReply) -> None:
         """Record what the import ran and what it imported (lock held).

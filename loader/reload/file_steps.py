@@ -148,6 +148,10 @@ class FileSteps:
         if relative is not None:
             self._load_data(record, relative, read, forced, outcomes[path])
             return
+        if forced:
+            # A module it imports changed in this batch: an import of these bytes already in flight
+            # ran against the old one, and is no answer for this run.
+            self._imports.drop(path)
         overtaken = self._imports.supersede(path, read.digest)
         if overtaken is not None:
             # Older bytes finished importing before this batch found newer ones: they go live

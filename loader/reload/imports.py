@@ -124,6 +124,13 @@ class ImportRunner:
         self._backend.abandon(flight.job)
         return None
 
+    def drop(self, path: Path) -> None:
+        """Give up on ``path``'s import in flight, whatever its bytes (its outcome would be stale)."""
+        flight = self._flights.get(path)
+        if flight is not None:
+            self._land(path)
+            self._backend.abandon(flight.job)
+
     def start_ahead(self, loads: list[tuple[FileRecord, SourceRead]]) -> None:
         """Start these imports now, one after another on one thread, for ``run`` to collect in order.
 
@@ -214,9 +221,8 @@ class ImportRunner:
 
     def abandon_all(self) -> None:
         """Give up on every import in flight (the loader is closing)."""
-        for path, flight in list(self._flights.items()):
-            self._land(path)
-            self._backend.abandon(flight.job)
+        for path in list(self._flights):
+            self.drop(path)
 
     def _land(self, path: Path) -> None:
         if self._flights.pop(path, None) is not None:

@@ -185,3 +185,39 @@ def test_a_dependent_caught_empty_as_its_helper_changed_runs_again_when_its_byte
         write(tool, TOOL)  # the dependent's same bytes are back
         ld.scan()
         assert call_text(ld, "value") == "4-w"
+
+
+SLOW_TOOL = '''
+import time
+
+import helper
+from loader import tool
+
+time.sleep(2)  # still importing when the helper's next save lands
+
+
+@tool
+def value() -> str:
+    """The helper's value."""
+    return f"{helper.VALUE}-{helper.extra()}"
+'''
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process", "sandbox"])
+def test_a_dependent_still_importing_when_its_helper_is_saved_again_runs_against_the_newest(
+    tools_dir: Path, make_loader: Callable[..., ToolLoader]
+) -> None:
+    """A helper's failed save makes its dependent run again (against the last good helper); the
+    helper's next save lands while that run is still importing. The run in flight saw the old
+    helper, so the dependent runs once more instead of taking it: it used to serve the old helper
+    for good (``test_contract``'s broken-helper test, about 3 % of runs under load in process and
+    sandbox mode, where the dependent's import is the slow one)."""
+    write(tools_dir / "helper.py", HELPER_V1)
+    tool = write(tools_dir / "tool.py", SLOW_TOOL)
+    ld = make_loader(tools_dir, config=replace(FAST, import_timeout=20.0))
+    assert call_text(ld, "value") == "1-x"
+    helper = write(tools_dir / "helper.py", HELPER_BROKEN)
+    eventually(lambda: [p.path for p in ld.imports_in_progress()] == [tool], 20, "the dependent runs again")
+    assert (status := ld.file_status(helper)) is not None and status.state is FileState.FAILED
+    write(helper, HELPER_V2)
+    eventually(lambda: call_text(ld, "value") == "4-w", 30)
