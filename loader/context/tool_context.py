@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Required, TypedDict, TypeVar, Unpack
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel
@@ -21,10 +21,19 @@ from ..types import JSONSchema, ToolUse
 from . import messages as msg
 from .handlers import CONTEXT_HANDLERS_KEY, ContextHandlers, handlers_in, without_handlers
 
-__all__ = ["ToolContext"]
+__all__ = ["ModelOptions", "ToolContext"]
 
 ModelMessages = str | Sequence["msg.ModelMessage | Mapping[str, Any] | str"]
 """A conversation for ``ask_model``: one user message, or turns as ``ModelMessage`` s, dicts or strings."""
+
+
+class ModelOptions(TypedDict, total=False):
+    """The keywords of ``ask_model``/``aask_model``, handed on to ``model_question``."""
+
+    max_tokens: Required[int]
+    system_prompt: str | None
+    temperature: float | None
+    key: str | None
 
 
 @dataclass
@@ -120,38 +129,18 @@ class ToolContext:
         question = self.user_question(message, schema, key=key)
         return _checked_user_answer(question, (await self.handlers.aask((question,)))[0])
 
-    def ask_model(
-        self,
-        messages: ModelMessages,
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        key: str | None = None,
-    ) -> msg.ModelAnswer:
+    def ask_model(self, messages: ModelMessages, **options: Unpack[ModelOptions]) -> msg.ModelAnswer:
         """Have the caller's model answer ``messages`` (a prompt, or a conversation).
 
         Raises:
             ContextUnavailableError: No model can be asked in this call.
         """
-        question = self.model_question(
-            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, key=key
-        )
+        question = self.model_question(messages, **options)
         return _expect(msg.ModelAnswer, self.handlers.ask((question,))[0])
 
-    async def aask_model(
-        self,
-        messages: ModelMessages,
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        key: str | None = None,
-    ) -> msg.ModelAnswer:
+    async def aask_model(self, messages: ModelMessages, **options: Unpack[ModelOptions]) -> msg.ModelAnswer:
         """``ask_model`` for ``async def`` tools."""
-        question = self.model_question(
-            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, key=key
-        )
+        question = self.model_question(messages, **options)
         return _expect(msg.ModelAnswer, (await self.handlers.aask((question,)))[0])
 
     def list_roots(self, *, key: str | None = None) -> tuple[msg.Root, ...]:
