@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, Unpack, overload
 
 from immutables import Map
 
@@ -40,6 +40,7 @@ from .search_index import SearchIndex
 
 __all__ = [
     "BATCH_OVER",
+    "CallOptions",
     "ComponentEntry",
     "RegistryBatch",
     "RegistryEntry",
@@ -88,6 +89,15 @@ def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> Too
     return error_result(tool_use_id, f"Unknown tool: {name}. Available tools: {listing}")
 
 
+class CallOptions(TypedDict, total=False):
+    """The keywords of ``invoke`` and ``ainvoke``: the call id, its state, the agent, the context handlers."""
+
+    tool_use_id: str | None
+    invocation_state: dict[str, Any] | None
+    agent: Any
+    context_handlers: ContextHandlers | None
+
+
 class ToolCalls:
     """``invoke`` and ``ainvoke``, stated once for the registry and its snapshots.
 
@@ -100,44 +110,45 @@ class ToolCalls:
     def _acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
         raise NotImplementedError
 
-    def invoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
+    def invoke(self, name: str, input: Any = None, **options: Unpack[CallOptions]) -> ToolResult:
         """Run the named tool; an unknown name or a failing tool gives an error result, never an exception.
 
         Through a snapshot, the tool is the version the snapshot pinned.
         """
-        snapshot, tool = self._acquire(name)
-        tool_use_id = tool_use_id or new_tool_use_id()
-        if tool is None:
-            return unknown_tool(name, tool_use_id, snapshot._names)
-        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
+        begun = self._begin(name, input, **options)
+        if not isinstance(begun, tuple):
+            return begun
+        snapshot, tool, call = begun
         return run_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
 
-    async def ainvoke(
+    async def ainvoke(self, name: str, input: Any = None, **options: Unpack[CallOptions]) -> ToolResult:
+        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
+        begun = self._begin(name, input, **options)
+        if not isinstance(begun, tuple):
+            return begun
+        snapshot, tool, call = begun
+        return await arun_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
+
+    def _begin(
         self,
         name: str,
-        input: Any = None,
+        input: Any,
         *,
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
         context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
+    ) -> tuple[RegistrySnapshot, AgentTool, ToolCall] | ToolResult:
+        """The snapshot, tool and call an ``invoke`` runs, or the error result for an unknown name."""
         snapshot, tool = self._acquire(name)
         tool_use_id = tool_use_id or new_tool_use_id()
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot._names)
-        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
-        return await arun_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
+        return (
+            snapshot,
+            tool,
+            ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent),
+        )
 
 
 class RegistrySnapshot(ToolCalls):
