@@ -47,13 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _record(hit: SearchHit) -> dict[str, object]:
-    return {
-        "name": hit.name,
-        "description": hit.description,
-        "inputSchema": hit.input_schema,
-        "digest": hit.digest,
-        "score": round(hit.score, 4),
-    }
+    return {**hit.to_json(), "score": round(hit.score, 4)}
 
 
 def _print(query: str, hits: list[SearchHit]) -> None:

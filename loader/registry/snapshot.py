@@ -82,6 +82,15 @@ class SearchHit:
     digest: str
     score: float
 
+    def to_json(self) -> dict[str, Any]:
+        """What a search shows a model of the hit (not its score): enough to call the tool."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "digest": self.digest,
+        }
+
 
 def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
     """The error result for a call to a name nobody registered, listing what is there."""
