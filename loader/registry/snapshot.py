@@ -9,9 +9,10 @@ snapshot from them, so a commit costs what it changed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator
+import operator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, Unpack, overload
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 
 from immutables import Map
 
@@ -381,6 +382,26 @@ def _differs(old: RegistryEntry, new: RegistryEntry) -> bool:
     return old.tool is not new.tool or old.source != new.source
 
 
+_Entry = TypeVar("_Entry", RegistryEntry, ComponentEntry)
+
+
+def _net_changes(
+    touched: Iterable[str],
+    base: Map[str, _Entry],
+    staged: Map[str, _Entry],
+    differs: Callable[[_Entry, _Entry], bool],
+) -> Iterator[tuple[ChangeKind, str, _Entry | None, _Entry | None, str | None]]:
+    """Each touched key's net change from ``base`` to ``staged``: kind, key, old, new, and its source."""
+    for key in touched:
+        old, new = base.get(key), staged.get(key)
+        if old is None and new is not None:
+            yield ChangeKind.ADDED, key, None, new, new.source
+        elif old is not None and new is None:
+            yield ChangeKind.REMOVED, key, old, None, old.source
+        elif old is not None and new is not None and differs(old, new):
+            yield ChangeKind.REPLACED, key, old, new, new.source
+
+
 class RegistryBatch:
     """Changes staged against the pending state of an open ``ToolRegistry.batch()``.
 
@@ -518,17 +539,11 @@ class RegistryBatch:
 
     def component_changes(self) -> tuple[ComponentChange, ...]:
         """The net effect on each touched component, in the order they were first touched."""
-        base = self._base._components
-        changes: list[ComponentChange] = []
-        for key in self._touched_components:
-            old, new = base.get(key), self._components.get(key)
-            if old is None and new is not None:
-                changes.append(ComponentChange(ChangeKind.ADDED, new.component, None, new.source))
-            elif old is not None and new is None:
-                changes.append(ComponentChange(ChangeKind.REMOVED, None, old.component, old.source))
-            elif old is not None and new is not None and old != new:
-                changes.append(ComponentChange(ChangeKind.REPLACED, new.component, old.component, new.source))
-        return tuple(changes)
+        found = _net_changes(self._touched_components, self._base._components, self._components, operator.ne)
+        return tuple(
+            ComponentChange(kind, new.component if new else None, old.component if old else None, source)
+            for kind, _, old, new, source in found
+        )
 
     def get(self, name: str) -> AgentTool | None:
         """The staged tool of that name (exact, then '-'/'_' normalised)."""
@@ -556,17 +571,11 @@ class RegistryBatch:
 
     def changes(self) -> tuple[RegistryChange, ...]:
         """The net effect on each touched name, in the order names were first touched."""
-        base = self._base._entries
-        changes: list[RegistryChange] = []
-        for name in self._touched:
-            old, new = base.get(name), self._entries.get(name)
-            if old is None and new is not None:
-                changes.append(RegistryChange(ChangeKind.ADDED, name, new.tool, None, new.source))
-            elif old is not None and new is None:
-                changes.append(RegistryChange(ChangeKind.REMOVED, name, None, old.tool, old.source))
-            elif old is not None and new is not None and _differs(old, new):
-                changes.append(RegistryChange(ChangeKind.REPLACED, name, new.tool, old.tool, new.source))
-        return tuple(changes)
+        found = _net_changes(self._touched, self._base._entries, self._entries, _differs)
+        return tuple(
+            RegistryChange(kind, name, new.tool if new else None, old.tool if old else None, source)
+            for kind, name, old, new, source in found
+        )
 
     def successor(
         self,
