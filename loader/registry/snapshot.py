@@ -93,6 +93,15 @@ class SearchHit:
         }
 
 
+def _lookup(entries: Map[str, RegistryEntry], aliases: Map[str, str], name: str) -> RegistryEntry | None:
+    """The entry of ``name``: exactly, else by its '-'/'_' variant."""
+    entry = entries.get(name)
+    if entry is None:
+        exact = aliases.get(normalise_tool_name(name))
+        entry = None if exact is None else entries[exact]
+    return entry
+
+
 def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
     """The error result for a call to a name nobody registered, listing what is there."""
     listing = ", ".join(available) if available else "none"
@@ -218,11 +227,7 @@ class RegistrySnapshot(ToolCalls):
         return self._generation
 
     def _entry(self, name: str) -> RegistryEntry | None:
-        entry = self._entries.get(name)
-        if entry is None:
-            exact = self._aliases.get(normalise_tool_name(name))
-            entry = None if exact is None else self._entries[exact]
-        return entry
+        return _lookup(self._entries, self._aliases, name)
 
     def names(self) -> tuple[str, ...]:
         """The registered names, sorted."""
@@ -434,11 +439,7 @@ class RegistryBatch:
             raise RuntimeError(self._refusal)
 
     def _find(self, name: str) -> RegistryEntry | None:
-        entry = self._entries.get(name)
-        if entry is None:
-            exact = self._aliases.get(normalise_tool_name(name))
-            entry = None if exact is None else self._entries[exact]
-        return entry
+        return _lookup(self._entries, self._aliases, name)
 
     def _put(self, entry: RegistryEntry) -> None:
         self._entries = self._entries.set(entry.name, entry)
