@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 
@@ -49,6 +50,7 @@ __all__ = [
     "SearchHit",
     "ToolCalls",
     "ToolLike",
+    "ToolWrites",
     "unknown_tool",
 ]
 
@@ -407,7 +409,55 @@ def _net_changes(
             yield ChangeKind.REPLACED, key, old, new, new.source
 
 
-class RegistryBatch:
+class ToolWrites:
+    """``register`` and ``replace`` in their two forms, stated once for the registry and its batches.
+
+    A class using it says where a write is staged (``_staging``): a batch on itself, the registry in
+    a batch of its own, committed at once.
+    """
+
+    __slots__ = ()
+
+    def _staging(self) -> AbstractContextManager[RegistryBatch]:
+        raise NotImplementedError
+
+    @overload
+    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    @overload
+    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    def register(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> None:
+        """Add ``tool`` under its name: ``register(tool)``, or ``register(name, tool)`` naming it.
+
+        ``tool`` is an ``AgentTool`` or an instance of a ``@tool`` class (registered
+        as that very instance, a ``ClassTool``; its ``cleanup`` runs once it is
+        unregistered or replaced).
+
+        Raises:
+            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
+            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+            ToolNameMismatchError: ``name`` is not the name the tool defines.
+            TypeError: Not a tool, nor an instance of a ``@tool`` class.
+            RuntimeError: The registry is closed, or the batch is over.
+        """
+        with self._staging() as staged:
+            staged._write("register", tool, instance, source)
+
+    @overload
+    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    @overload
+    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    def replace(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> AgentTool | None:
+        """Add or swap ``tool`` (forms as ``register``); returns the tool it displaced (cleaned up once
+        idle), if any."""
+        with self._staging() as staged:
+            return staged._write("replace", tool, instance, source)
+
+
+class RegistryBatch(ToolWrites):
     """Changes staged against the pending state of an open ``ToolRegistry.batch()``.
 
     Each call checks against what the batch has staged so far, so a duplicate
@@ -460,42 +510,23 @@ class RegistryBatch:
         """Whether ``tool`` (this very object) is staged under any name."""
         return id(tool) in self._holders
 
-    @overload
-    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    @overload
-    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    def register(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
-    ) -> None:
-        """Stage adding ``tool`` (``register(tool)``, or ``register(name, tool)`` with its own name).
+    def _staging(self) -> AbstractContextManager[RegistryBatch]:
+        return nullcontext(self)
 
-        An instance of a ``@tool`` class is registered as that very instance (a ``ClassTool``).
-
-        Raises:
-            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
-            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
-            ToolNameMismatchError: ``name`` is not the tool's name.
-            TypeError: Not a tool, nor an instance of a ``@tool`` class.
-        """
-        self._check_open()
-        name, found = _staged(tool, instance, "register")
-        existing = self._find(name)
-        if existing is not None:
-            raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
-        self._put(RegistryEntry(name, found, source))
-
-    @overload
-    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    @overload
-    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    def replace(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    def _write(
+        self,
+        verb: Literal["register", "replace"],
+        tool: ToolLike | str,
+        instance: ToolLike | None,
+        source: str | None,
     ) -> AgentTool | None:
-        """Stage adding or swapping ``tool`` (forms as ``register``); returns the tool it displaces."""
+        """Stage one ``register`` or ``replace``; returns the tool it displaces."""
         self._check_open()
-        name, found = _staged(tool, instance, "replace")
+        name, found = _staged(tool, instance, verb)
         existing = self._find(name)
         if existing is not None:
+            if verb == "register":
+                raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
             self._drop(existing)
         self._put(RegistryEntry(name, found, source))
         return None if existing is None else existing.tool
