@@ -27,7 +27,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DISTRIBUTION", "FALLBACK", "install_command", "mount_checkout_plugins", "requirements"]
+__all__ = [
+    "DISTRIBUTION",
+    "FALLBACK",
+    "install_command",
+    "missing_extra",
+    "mount_checkout_plugins",
+    "requirements",
+]
 
 PLUGINS_PACKAGE = "loader.plugins"
 
@@ -105,6 +112,11 @@ def requirements(extra: str, distribution: str = DISTRIBUTION) -> tuple[str, ...
         if wanted is not None and wanted.group(1) == extra:
             found.append(_lower_bounds_first(requirement))
     return tuple(found) or tuple(FALLBACK.get(extra, ()))
+
+
+def missing_extra(module: str, needs: str, extra: str, exc: ImportError) -> ImportError:
+    """The error for importing ``module`` without its optional ``extra``: what it needs, how to install it."""
+    return ImportError(f"{module} needs {needs}: {install_command(extra)}", name=exc.name)
 
 
 def install_command(extra: str, distribution: str = DISTRIBUTION) -> str:

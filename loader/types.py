@@ -527,7 +527,8 @@ class Component(ABC):
 
     The registry knows only its kind, its key (a prompt's name, a resource's URI,
     a template's URI template) and where it came from; ``loader.components`` has
-    the kinds themselves.
+    the kinds themselves (each sets ``kind`` as a class attribute). Its ``repr``
+    names the class and the key.
     """
 
     source_file: str | None = None
@@ -548,3 +549,6 @@ class Component(ABC):
     def component_id(self) -> str:
         """Unique across kinds: ``prompt:review``, ``resource:data://x``, ``resource-template:data://{id}``."""
         return f"{self.kind.value}:{self.key}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.key!r}>"

@@ -74,6 +74,8 @@ def as_messages(value: Any) -> list[dict[str, Any]]:
 class Prompt(Component):
     """A prompt: its arguments, and how to render it."""
 
+    kind = ComponentKind.PROMPT
+
     def __init__(
         self,
         name: str,
@@ -94,10 +96,6 @@ class Prompt(Component):
         self.complete = complete
         self.source_file = source_file
         self._render = render
-
-    @property
-    def kind(self) -> ComponentKind:
-        return ComponentKind.PROMPT
 
     @property
     def key(self) -> str:
@@ -129,6 +127,3 @@ class Prompt(Component):
     def completions(self, argument: str, typed: str) -> list[str]:
         """The values to offer for ``argument``."""
         return completions(self.values, self.complete, argument, typed)
-
-    def __repr__(self) -> str:
-        return f"<Prompt {self.name!r}>"

@@ -38,6 +38,8 @@ def placeholders(uri: str) -> tuple[str, ...]:
 class Resource(Component):
     """A resource: one URI, read as text or bytes."""
 
+    kind = ComponentKind.RESOURCE
+
     def __init__(
         self,
         uri: str,
@@ -58,10 +60,6 @@ class Resource(Component):
         self._read = read
 
     @property
-    def kind(self) -> ComponentKind:
-        return ComponentKind.RESOURCE
-
-    @property
     def key(self) -> str:
         return self.uri
 
@@ -69,12 +67,11 @@ class Resource(Component):
         """The resource's content now."""
         return _content(self._read(), self.uri)
 
-    def __repr__(self) -> str:
-        return f"<Resource {self.uri!r}>"
-
 
 class ResourceTemplate(Component):
     """A URI template: each URI it matches is a resource, read with the placeholders as arguments."""
+
+    kind = ComponentKind.RESOURCE_TEMPLATE
 
     def __init__(
         self,
@@ -105,10 +102,6 @@ class ResourceTemplate(Component):
         self._pattern = re.compile(f"^{pattern}$")
 
     @property
-    def kind(self) -> ComponentKind:
-        return ComponentKind.RESOURCE_TEMPLATE
-
-    @property
     def key(self) -> str:
         return self.uri_template
 
@@ -135,9 +128,6 @@ class ResourceTemplate(Component):
     def completions(self, argument: str, typed: str) -> list[str]:
         """The values to offer for one placeholder."""
         return completions(self.values, self.complete, argument, typed)
-
-    def __repr__(self) -> str:
-        return f"<ResourceTemplate {self.uri_template!r}>"
 
 
 def _content(value: Any, uri: str) -> Content:

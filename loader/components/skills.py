@@ -108,6 +108,8 @@ def skill_uri(path: PurePosixPath) -> str:
 class SkillFile(Component):
     """One file of a skill: the bytes read when it went live, their digest and size."""
 
+    kind = ComponentKind.SKILL_FILE
+
     def __init__(self, path: PurePosixPath, data: bytes, *, source_file: str | None = None) -> None:
         self.path = path
         """Below ``skills/``: ``pdf/references/FORMS.md``."""
@@ -119,10 +121,6 @@ class SkillFile(Component):
             "text/markdown" if path.suffix == ".md" else mimetypes.guess_type(path.name)[0]
         ) or ("text/plain" if isinstance(self.read(), str) else "application/octet-stream")
         self.source_file = source_file
-
-    @property
-    def kind(self) -> ComponentKind:
-        return ComponentKind.SKILL_FILE
 
     @property
     def key(self) -> str:
@@ -144,6 +142,8 @@ class SkillFile(Component):
 class Skill(Component):
     """A skill: its ``SKILL.md`` front matter (verbatim) and body, named by its folder below ``skills/``."""
 
+    kind = ComponentKind.SKILL
+
     def __init__(
         self,
         skill_path: PurePosixPath,
@@ -161,15 +161,8 @@ class Skill(Component):
         self.source_file = source_file
 
     @property
-    def kind(self) -> ComponentKind:
-        return ComponentKind.SKILL
-
-    @property
     def key(self) -> str:
         return self.skill_path.as_posix()
-
-    def __repr__(self) -> str:
-        return f"<Skill {self.key!r}>"
 
 
 def skill_components(path: PurePosixPath, data: bytes, source_file: str) -> dict[str, Component]:

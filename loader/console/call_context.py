@@ -19,29 +19,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from ..context import messages as msg
 from ..context.handlers import ContextHandlers
-from ..context.messages import (
-    AnswerAction,
-    ContextCapability,
-    LogEntry,
-    LogLevel,
-    ModelAnswer,
-    ModelQuestion,
-    ProgressUpdate,
-    RootsAnswer,
-    RootsQuestion,
-    UserAnswer,
-    UserQuestion,
-)
 from ..errors import ContextUnavailableError
 
 __all__ = ["TerminalContextHandlers"]
 
 _LEVEL_STYLES = {
-    LogLevel.DEBUG: "dim",
-    LogLevel.INFO: "cyan",
-    LogLevel.NOTICE: "cyan",
-    LogLevel.WARNING: "yellow",
+    msg.LogLevel.DEBUG: "dim",
+    msg.LogLevel.INFO: "cyan",
+    msg.LogLevel.NOTICE: "cyan",
+    msg.LogLevel.WARNING: "yellow",
 }
 _NO_TERMINAL = "there is no terminal to ask on (stdin is not a terminal)"
 _NO_MODEL = (
@@ -70,11 +58,11 @@ class TerminalContextHandlers(ContextHandlers):
         self._task: TaskID | None = None
 
     @property
-    def capabilities(self) -> frozenset[ContextCapability]:
-        return frozenset({ContextCapability.ASK_USER}) if self._interactive else frozenset()
+    def capabilities(self) -> frozenset[msg.ContextCapability]:
+        return frozenset({msg.ContextCapability.ASK_USER}) if self._interactive else frozenset()
 
     # -- progress and logs -----------------------------------------------------------------
-    def progress(self, update: ProgressUpdate) -> None:
+    def progress(self, update: msg.ProgressUpdate) -> None:
         with self._lock:
             if not self._console.is_terminal:
                 total = f"/{update.total:g}" if update.total is not None else ""
@@ -99,7 +87,7 @@ class TerminalContextHandlers(ContextHandlers):
                 fields["description"] = escape(update.message)
             self._bar.update(self._task, **fields)
 
-    def log(self, entry: LogEntry) -> None:
+    def log(self, entry: msg.LogEntry) -> None:
         line = f"log {entry.level.value}: {entry.message}"
         if entry.data is not None:
             line += " " + json.dumps(entry.data, default=repr, ensure_ascii=False)
@@ -119,9 +107,9 @@ class TerminalContextHandlers(ContextHandlers):
                 self._bar.stop()
 
     # -- questions -------------------------------------------------------------------------
-    def ask_user(self, question: UserQuestion) -> UserAnswer:
+    def ask_user(self, question: msg.UserQuestion) -> msg.UserAnswer:
         if not self._interactive:
-            raise ContextUnavailableError(ContextCapability.ASK_USER, _NO_TERMINAL)
+            raise ContextUnavailableError(msg.ContextCapability.ASK_USER, _NO_TERMINAL)
         with self._lock:
             if self._bar is not None:
                 self._bar.stop()
@@ -131,19 +119,19 @@ class TerminalContextHandlers(ContextHandlers):
                 if self._bar is not None:
                     self._bar.start()
 
-    def ask_model(self, question: ModelQuestion) -> ModelAnswer:
-        raise ContextUnavailableError(ContextCapability.ASK_MODEL, _NO_MODEL)
+    def ask_model(self, question: msg.ModelQuestion) -> msg.ModelAnswer:
+        raise ContextUnavailableError(msg.ContextCapability.ASK_MODEL, _NO_MODEL)
 
-    def list_roots(self, question: RootsQuestion) -> RootsAnswer:
-        raise ContextUnavailableError(ContextCapability.LIST_ROOTS, _NO_ROOTS)
+    def list_roots(self, question: msg.RootsQuestion) -> msg.RootsAnswer:
+        raise ContextUnavailableError(msg.ContextCapability.LIST_ROOTS, _NO_ROOTS)
 
-    def _interview(self, question: UserQuestion) -> UserAnswer:
+    def _interview(self, question: msg.UserQuestion) -> msg.UserAnswer:
         console = self._console
         console.print(f"[bold]{escape(question.message)}[/]")
         try:
             choice = self._read("[a]nswer, [d]ecline or [c]ancel", "a", lambda text: _choice(text))
-            if choice is not AnswerAction.ACCEPT:
-                return UserAnswer(choice)
+            if choice is not msg.AnswerAction.ACCEPT:
+                return msg.UserAnswer(choice)
             schema = question.schema
             required = set(schema.get("required") or ())
             content: dict[str, Any] = {}
@@ -153,8 +141,8 @@ class TerminalContextHandlers(ContextHandlers):
                     content[name] = value
         except _Cancelled:
             console.print("[dim](cancelled)[/]")
-            return UserAnswer(AnswerAction.CANCEL)
-        return UserAnswer(AnswerAction.ACCEPT, content)
+            return msg.UserAnswer(msg.AnswerAction.CANCEL)
+        return msg.UserAnswer(msg.AnswerAction.ACCEPT, content)
 
     def _field(self, name: str, field: Mapping[str, Any], required: bool) -> Any:
         label = str(field.get("title") or name)
@@ -206,12 +194,12 @@ class _Skip:
 _SKIP: Any = _Skip()
 
 
-def _choice(text: str) -> AnswerAction:
+def _choice(text: str) -> msg.AnswerAction:
     picked = {
-        "": AnswerAction.ACCEPT,
-        "a": AnswerAction.ACCEPT,
-        "d": AnswerAction.DECLINE,
-        "c": AnswerAction.CANCEL,
+        "": msg.AnswerAction.ACCEPT,
+        "a": msg.AnswerAction.ACCEPT,
+        "d": msg.AnswerAction.DECLINE,
+        "c": msg.AnswerAction.CANCEL,
     }
     found = picked.get(text.lower()[:1] if text else "")
     if found is None:

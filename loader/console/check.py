@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,7 +25,7 @@ from ..reload.gate import run_example
 from ..reload.loader import ToolLoader
 from ..status import FileState, FileStatus, ScanReport
 from ..types import AgentTool
-from .common import add_dirs_argument, stderr_console, stdout_console
+from .common import add_dirs_argument, print_json, stderr_console, stdout_console
 from .loader_options import sandbox_layers
 from .render import (
     ProblemRow,
@@ -287,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
         }
         if layers is not None:
             document["sandbox"] = layer_records(layers)
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        print_json(document)
         return 1 if errors else 0
     console = stdout_console()
     if findings:

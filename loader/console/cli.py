@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from rich.markup import escape
 
@@ -161,35 +161,42 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_Limit = TypeVar("_Limit")
+
 CALL_TIMEOUT_COMMANDS = ("call", "serve")
+
+
+def _call_limit(text: str, read: Callable[[str], _Limit], expected: str) -> _Limit:
+    """``text`` read as a ``CallLimits`` value (which checks it); else argparse's error naming it."""
+    try:
+        return read(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
 
 
 def call_timeout_seconds(text: str) -> float | None:
     """``--call-timeout`` as ``LoaderConfig.call_timeout``: seconds, 0 for no limit."""
-    try:
-        return CallLimits(timeout=float(text)).timeout
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds >= 0 (0: no limit), got {text!r}"
-        ) from None
+    return _call_limit(
+        text, lambda t: CallLimits(timeout=float(t)).timeout, "a number of seconds >= 0 (0: no limit)"
+    )
 
 
 def result_bytes(text: str) -> int | None:
     """``--max-result-bytes`` as ``LoaderConfig.max_result_bytes``: bytes, 0 for no limit."""
-    try:
-        return CallLimits(max_result_bytes=int(text)).max_result_bytes
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of bytes >= 0 (0: no limit), got {text!r}"
-        ) from None
+    return _call_limit(
+        text,
+        lambda t: CallLimits(max_result_bytes=int(t)).max_result_bytes,
+        "a whole number of bytes >= 0 (0: no limit)",
+    )
 
 
 def concurrency_cap(text: str) -> int:
     """``--max-concurrent-per-tool`` as ``LoaderConfig.max_concurrent_calls_per_tool``: at least 1."""
-    try:
-        return CallLimits(max_concurrent_per_tool=int(text)).max_concurrent_per_tool
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    return _call_limit(
+        text,
+        lambda t: CallLimits(max_concurrent_per_tool=int(t)).max_concurrent_per_tool,
+        "a whole number >= 1",
+    )
 
 
 def _add_call_timeout(parser: argparse.ArgumentParser) -> None:

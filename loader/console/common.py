@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import json
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -15,6 +18,7 @@ __all__ = [
     "error_console",
     "positive_float",
     "positive_int",
+    "print_json",
     "resolve_dirs",
     "set_quiet",
     "stderr_console",
@@ -34,6 +38,12 @@ def set_quiet(quiet: bool) -> None:
     """``-q``: progress, summaries and stream events on stderr go silent (errors still show)."""
     global _quiet
     _quiet = quiet
+
+
+def print_json(document: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """``document`` on stdout as indented JSON (``--json``); ``default`` turns what JSON cannot hold."""
+    sys.stdout.write(json.dumps(document, indent=2, default=default) + "\n")
+    sys.stdout.flush()
 
 
 def stdout_console() -> Console:

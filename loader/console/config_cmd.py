@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
 from . import settings
-from .common import stdout_console
+from .common import print_json, stdout_console
 from .render import titled_table
 
 __all__ = ["HELP", "add_arguments", "effective_settings", "run"]
@@ -73,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     where = str(file.path) if file.path else None
     if args.json:
         document = {"pyproject": where, "settings": records}
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        print_json(document)
         return 0
     console = stdout_console()
     console.print(

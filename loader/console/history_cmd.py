@@ -7,8 +7,6 @@ resources, templates, skills and skill files), one row each.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from typing import Any
 
@@ -18,7 +16,7 @@ from rich.table import Table
 from ..history.store import HistoryEvent, HistoryEventKind, HistoryStore, ToolVersion
 from ..spec_diff.kinds import SpecChangeKind
 from ..spec_diff.specs import describe_change
-from .common import add_dirs_argument, stdout_console
+from .common import add_dirs_argument, print_json, stdout_console
 from .component_history import (
     KIND_CHOICES,
     component_document,
@@ -91,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.name is None:
             if args.json:
-                _print_json(overview_document(stores))
+                print_json(overview_document(stores))
             else:
                 stdout_console().print(overview_table(stores))
             return 0
@@ -99,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if found.kind is None:
             return _tool_history(found, as_json=args.json)
         if args.json:
-            _print_json({**component_document(found), "events": _events_json(found.store)})
+            print_json({**component_document(found), "events": _events_json(found.store)})
         else:
             stdout_console().print(component_table(found))
             _print_events(found.store)
@@ -107,10 +105,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for opened in stores:
             opened.close()
-
-
-def _print_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
 def _events_json(store: HistoryStore) -> list[dict[str, Any]]:
@@ -129,7 +123,7 @@ def _tool_history(found: Recorded, *, as_json: bool) -> int:
     store, name = found.store, found.key
     versions = store.versions(name)
     if as_json:
-        _print_json(
+        print_json(
             {
                 "tool": name,
                 "folder": str(store.folder),

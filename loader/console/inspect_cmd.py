@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +19,7 @@ from ..fingerprint import tool_digest
 from ..history.provenance import provenance_of
 from ..tools.class_tool import get_tool_metadata
 from ..types import AgentTool
-from .common import add_dirs_argument, stderr_console, stdout_console
+from .common import add_dirs_argument, print_json, stderr_console, stdout_console
 from .completion import complete_tool_names
 from .components_view import component_record, find_component, render_component
 from .proposal_view import provenance_phrase
@@ -192,15 +191,14 @@ def run(args: argparse.Namespace) -> int:
         )
         if component is not None:  # a prompt, resource or template of that name or URI
             if args.json:
-                sys.stdout.write(json.dumps(component_record(component), indent=2) + "\n")
+                print_json(component_record(component))
             else:
                 stdout_console().print(render_component(component))
             return 0
         tool = find_tool(loader, args.name, report)
         if args.json:
             record = {**tool_record(tool, loader), "provenance": _provenance(tool, loader)}
-            sys.stdout.write(json.dumps(record, indent=2, default=repr) + "\n")
-            sys.stdout.flush()
+            print_json(record, default=repr)
         else:
             console: Console = stdout_console()
             console.print(render_tool(tool, loader))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +13,7 @@ from ..components.skills import skill_entries, skill_folders, skill_of_tool
 from ..reload.loader import ToolLoader
 from ..status import FileState, ScanReport
 from ..types import AgentTool, ComponentKind
-from .common import add_dirs_argument, stderr_console, stdout_console
+from .common import add_dirs_argument, print_json, stderr_console, stdout_console
 from .components_view import (
     component_record,
     components_phrase,
@@ -66,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         tools = loader.registry.snapshot().tools()
         if args.json:
-            sys.stdout.write(json.dumps(_document(loader, report, tools), indent=2, default=repr) + "\n")
-            sys.stdout.flush()
+            print_json(_document(loader, report, tools), default=repr)
         else:
             _print(stdout_console(), loader, report, tools, verbose=bool(args.verbose))
         return 1 if report.failed or report.unreadable else 0

@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.text import Text
 
-from .common import UsageError, resolve_dirs, stderr_console
+from .common import UsageError, print_json, resolve_dirs, stderr_console
 
 __all__ = ["CLIENTS", "HELP", "add_arguments", "client_entry", "merge_into", "run"]
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     entry = client_entry(args.client, dirs)
     if args.write is None:
         document = {_SECTION[args.client]: {args.name: entry}}
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        print_json(document)
         return 0
     backup = merge_into(args.write, args.client, args.name, entry)
     message = Text.assemble(("wrote ", "green"), (str(args.write), "bold"), f" (server {args.name!r})")

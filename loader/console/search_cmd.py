@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from rich.table import Table
 
 from ..registry.snapshot import SearchHit
-from .common import add_dirs_argument, stderr_console, stdout_console
+from .common import add_dirs_argument, print_json, stderr_console, stdout_console
 from .render import load_from_args, plural, quiet_logs
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -39,21 +37,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         loader.close()
     if args.json:
-        sys.stdout.write(json.dumps([_record(hit) for hit in hits], indent=2) + "\n")
-        sys.stdout.flush()
+        print_json([_record(hit) for hit in hits])
     else:
         _print(query, hits)
     return 0 if hits else 1
 
 
 def _record(hit: SearchHit) -> dict[str, object]:
-    return {
-        "name": hit.name,
-        "description": hit.description,
-        "inputSchema": hit.input_schema,
-        "digest": hit.digest,
-        "score": round(hit.score, 4),
-    }
+    return {**hit.to_json(), "score": round(hit.score, 4)}
 
 
 def _print(query: str, hits: list[SearchHit]) -> None:

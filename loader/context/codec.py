@@ -5,22 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .messages import (
-    Answer,
-    AnswerAction,
-    LogEntry,
-    LogLevel,
-    ModelAnswer,
-    ModelMessage,
-    ModelQuestion,
-    ProgressUpdate,
-    Question,
-    Root,
-    RootsAnswer,
-    RootsQuestion,
-    UserAnswer,
-    UserQuestion,
-)
+from . import messages as msg
 
 __all__ = [
     "answer_from_json",
@@ -34,15 +19,15 @@ __all__ = [
 ]
 
 
-def update_to_json(update: ProgressUpdate) -> dict[str, Any]:
+def update_to_json(update: msg.ProgressUpdate) -> dict[str, Any]:
     return {"progress": update.progress, "total": update.total, "message": update.message}
 
 
-def update_from_json(data: Mapping[str, Any]) -> ProgressUpdate:
-    return ProgressUpdate(data["progress"], data.get("total"), data.get("message"))
+def update_from_json(data: Mapping[str, Any]) -> msg.ProgressUpdate:
+    return msg.ProgressUpdate(data["progress"], data.get("total"), data.get("message"))
 
 
-def entry_to_json(entry: LogEntry, encode: Any = lambda value: value) -> dict[str, Any]:
+def entry_to_json(entry: msg.LogEntry, encode: Any = lambda value: value) -> dict[str, Any]:
     """``encode`` makes ``data`` JSON-safe (it is whatever the tool passed)."""
     return {
         "level": entry.level.value,
@@ -52,14 +37,16 @@ def entry_to_json(entry: LogEntry, encode: Any = lambda value: value) -> dict[st
     }
 
 
-def entry_from_json(data: Mapping[str, Any]) -> LogEntry:
-    return LogEntry(LogLevel(data["level"]), str(data["message"]), data.get("data"), data.get("logger"))
+def entry_from_json(data: Mapping[str, Any]) -> msg.LogEntry:
+    return msg.LogEntry(
+        msg.LogLevel(data["level"]), str(data["message"]), data.get("data"), data.get("logger")
+    )
 
 
-def question_to_json(question: Question) -> dict[str, Any]:
-    if isinstance(question, UserQuestion):
+def question_to_json(question: msg.Question) -> dict[str, Any]:
+    if isinstance(question, msg.UserQuestion):
         return {"kind": "user", "key": question.key, "message": question.message, "schema": question.schema}
-    if isinstance(question, ModelQuestion):
+    if isinstance(question, msg.ModelQuestion):
         return {
             "kind": "model",
             "key": question.key,
@@ -71,27 +58,27 @@ def question_to_json(question: Question) -> dict[str, Any]:
     return {"kind": "roots", "key": question.key}
 
 
-def question_from_json(data: Mapping[str, Any]) -> Question:
+def question_from_json(data: Mapping[str, Any]) -> msg.Question:
     kind, key = data["kind"], str(data["key"])
     if kind == "user":
-        return UserQuestion(key, str(data["message"]), dict(data["schema"]))
+        return msg.UserQuestion(key, str(data["message"]), dict(data["schema"]))
     if kind == "model":
-        return ModelQuestion(
+        return msg.ModelQuestion(
             key,
-            tuple(ModelMessage(role, text) for role, text in data["messages"]),
+            tuple(msg.ModelMessage(role, text) for role, text in data["messages"]),
             int(data["max_tokens"]),
             data.get("system_prompt"),
             data.get("temperature"),
         )
     if kind == "roots":
-        return RootsQuestion(key)
+        return msg.RootsQuestion(key)
     raise ValueError(f"unknown question kind {kind!r}")
 
 
-def answer_to_json(answer: Answer) -> dict[str, Any]:
-    if isinstance(answer, UserAnswer):
+def answer_to_json(answer: msg.Answer) -> dict[str, Any]:
+    if isinstance(answer, msg.UserAnswer):
         return {"kind": "user", "action": answer.action.value, "content": answer.content}
-    if isinstance(answer, ModelAnswer):
+    if isinstance(answer, msg.ModelAnswer):
         return {
             "kind": "model",
             "text": answer.text,
@@ -101,13 +88,15 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
     return {"kind": "roots", "roots": [[root.uri, root.name] for root in answer.roots]}
 
 
-def answer_from_json(data: Mapping[str, Any]) -> Answer:
+def answer_from_json(data: Mapping[str, Any]) -> msg.Answer:
     kind = data["kind"]
     if kind == "user":
         content = data.get("content")
-        return UserAnswer(AnswerAction(data["action"]), dict(content) if content is not None else None)
+        return msg.UserAnswer(
+            msg.AnswerAction(data["action"]), dict(content) if content is not None else None
+        )
     if kind == "model":
-        return ModelAnswer(str(data["text"]), data.get("model"), data.get("stop_reason"))
+        return msg.ModelAnswer(str(data["text"]), data.get("model"), data.get("stop_reason"))
     if kind == "roots":
-        return RootsAnswer(tuple(Root(uri, name) for uri, name in data["roots"]))
+        return msg.RootsAnswer(tuple(msg.Root(uri, name) for uri, name in data["roots"]))
     raise ValueError(f"unknown answer kind {kind!r}")

@@ -11,35 +11,29 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Required, TypedDict, TypeVar, Unpack
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel
 
 from ..errors import ContextAnswerError
 from ..types import JSONSchema, ToolUse
+from . import messages as msg
 from .handlers import CONTEXT_HANDLERS_KEY, ContextHandlers, handlers_in, without_handlers
-from .messages import (
-    Answer,
-    ContextCapability,
-    LogEntry,
-    LogLevel,
-    ModelAnswer,
-    ModelMessage,
-    ModelQuestion,
-    ProgressUpdate,
-    Question,
-    Root,
-    RootsAnswer,
-    RootsQuestion,
-    UserAnswer,
-    UserQuestion,
-)
 
-__all__ = ["ToolContext"]
+__all__ = ["ModelOptions", "ToolContext"]
 
-ModelMessages = str | Sequence["ModelMessage | Mapping[str, Any] | str"]
+ModelMessages = str | Sequence["msg.ModelMessage | Mapping[str, Any] | str"]
 """A conversation for ``ask_model``: one user message, or turns as ``ModelMessage`` s, dicts or strings."""
+
+
+class ModelOptions(TypedDict, total=False):
+    """The keywords of ``ask_model``/``aask_model``, handed on to ``model_question``."""
+
+    max_tokens: Required[int]
+    system_prompt: str | None
+    temperature: float | None
+    key: str | None
 
 
 @dataclass
@@ -82,43 +76,43 @@ class ToolContext:
     @property
     def can_ask_user(self) -> bool:
         """Whether this call's caller can put a question to a user."""
-        return ContextCapability.ASK_USER in self.handlers.capabilities
+        return msg.ContextCapability.ASK_USER in self.handlers.capabilities
 
     @property
     def can_ask_model(self) -> bool:
         """Whether this call's caller can have a model answer."""
-        return ContextCapability.ASK_MODEL in self.handlers.capabilities
+        return msg.ContextCapability.ASK_MODEL in self.handlers.capabilities
 
     @property
     def can_list_roots(self) -> bool:
         """Whether this call's caller can tell its roots."""
-        return ContextCapability.LIST_ROOTS in self.handlers.capabilities
+        return msg.ContextCapability.LIST_ROOTS in self.handlers.capabilities
 
     # -- progress and logs -------------------------------------------------------------------
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Tell the caller how far the call has got (``progress`` out of ``total``, when known)."""
-        self.handlers.progress(ProgressUpdate(progress, total, message))
+        self.handlers.progress(msg.ProgressUpdate(progress, total, message))
 
     async def areport_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """``report_progress`` for ``async def`` tools."""
-        await self.handlers.aprogress(ProgressUpdate(progress, total, message))
+        await self.handlers.aprogress(msg.ProgressUpdate(progress, total, message))
 
-    def log(self, level: LogLevel | str, message: str, data: Any = None) -> None:
+    def log(self, level: msg.LogLevel | str, message: str, data: Any = None) -> None:
         """Send the caller a log entry (``level``: debug, info, notice, warning, error, critical, ...)."""
         self.handlers.log(self._entry(level, message, data))
 
-    async def alog(self, level: LogLevel | str, message: str, data: Any = None) -> None:
+    async def alog(self, level: msg.LogLevel | str, message: str, data: Any = None) -> None:
         """``log`` for ``async def`` tools."""
         await self.handlers.alog(self._entry(level, message, data))
 
     # -- questions ---------------------------------------------------------------------------
     def ask_user(
         self, message: str, schema: JSONSchema | type[BaseModel] | None = None, *, key: str | None = None
-    ) -> UserAnswer:
+    ) -> msg.UserAnswer:
         """Ask the user; the answer's ``content`` matches ``schema`` (a JSON Schema object) when accepted.
 
         Raises:
@@ -130,54 +124,34 @@ class ToolContext:
 
     async def aask_user(
         self, message: str, schema: JSONSchema | type[BaseModel] | None = None, *, key: str | None = None
-    ) -> UserAnswer:
+    ) -> msg.UserAnswer:
         """``ask_user`` for ``async def`` tools."""
         question = self.user_question(message, schema, key=key)
         return _checked_user_answer(question, (await self.handlers.aask((question,)))[0])
 
-    def ask_model(
-        self,
-        messages: ModelMessages,
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        key: str | None = None,
-    ) -> ModelAnswer:
+    def ask_model(self, messages: ModelMessages, **options: Unpack[ModelOptions]) -> msg.ModelAnswer:
         """Have the caller's model answer ``messages`` (a prompt, or a conversation).
 
         Raises:
             ContextUnavailableError: No model can be asked in this call.
         """
-        question = self.model_question(
-            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, key=key
-        )
-        return _expect(ModelAnswer, self.handlers.ask((question,))[0])
+        question = self.model_question(messages, **options)
+        return _expect(msg.ModelAnswer, self.handlers.ask((question,))[0])
 
-    async def aask_model(
-        self,
-        messages: ModelMessages,
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        key: str | None = None,
-    ) -> ModelAnswer:
+    async def aask_model(self, messages: ModelMessages, **options: Unpack[ModelOptions]) -> msg.ModelAnswer:
         """``ask_model`` for ``async def`` tools."""
-        question = self.model_question(
-            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, key=key
-        )
-        return _expect(ModelAnswer, (await self.handlers.aask((question,)))[0])
+        question = self.model_question(messages, **options)
+        return _expect(msg.ModelAnswer, (await self.handlers.aask((question,)))[0])
 
-    def list_roots(self, *, key: str | None = None) -> tuple[Root, ...]:
+    def list_roots(self, *, key: str | None = None) -> tuple[msg.Root, ...]:
         """The caller's roots (the folders or URIs it works in)."""
-        return _expect(RootsAnswer, self.handlers.ask((self.roots_question(key=key),))[0]).roots
+        return _expect(msg.RootsAnswer, self.handlers.ask((self.roots_question(key=key),))[0]).roots
 
-    async def alist_roots(self, *, key: str | None = None) -> tuple[Root, ...]:
+    async def alist_roots(self, *, key: str | None = None) -> tuple[msg.Root, ...]:
         """``list_roots`` for ``async def`` tools."""
-        return _expect(RootsAnswer, (await self.handlers.aask((self.roots_question(key=key),)))[0]).roots
+        return _expect(msg.RootsAnswer, (await self.handlers.aask((self.roots_question(key=key),)))[0]).roots
 
-    def ask(self, questions: Sequence[Question]) -> tuple[Answer, ...]:
+    def ask(self, questions: Sequence[msg.Question]) -> tuple[msg.Answer, ...]:
         """Several questions at once (built with ``user_question``, ``model_question``, ``roots_question``).
 
         An MCP 2026-07-28 client gets them in one round; other callers answer
@@ -186,7 +160,7 @@ class ToolContext:
         asked = tuple(questions)
         return _checked_answers(asked, self.handlers.ask(asked))
 
-    async def aask(self, questions: Sequence[Question]) -> tuple[Answer, ...]:
+    async def aask(self, questions: Sequence[msg.Question]) -> tuple[msg.Answer, ...]:
         """``ask`` for ``async def`` tools."""
         asked = tuple(questions)
         return _checked_answers(asked, await self.handlers.aask(asked))
@@ -194,11 +168,11 @@ class ToolContext:
     # -- building questions ------------------------------------------------------------------
     def user_question(
         self, message: str, schema: JSONSchema | type[BaseModel] | None = None, *, key: str | None = None
-    ) -> UserQuestion:
+    ) -> msg.UserQuestion:
         """A question for the user, for ``ask`` (``ask_user`` builds and asks one)."""
         if not isinstance(message, str) or not message:
             raise ValueError(f"ask_user: message must be a non-empty string, got {message!r}")
-        return UserQuestion(self._key(key, "ask_user"), message, _answer_schema(schema))
+        return msg.UserQuestion(self._key(key, "ask_user"), message, _answer_schema(schema))
 
     def model_question(
         self,
@@ -208,7 +182,7 @@ class ToolContext:
         system_prompt: str | None = None,
         temperature: float | None = None,
         key: str | None = None,
-    ) -> ModelQuestion:
+    ) -> msg.ModelQuestion:
         """A request for the model, for ``ask`` (``ask_model`` builds and asks one)."""
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"ask_model: max_tokens must be a positive integer, got {max_tokens!r}")
@@ -218,13 +192,13 @@ class ToolContext:
             isinstance(temperature, bool) or not isinstance(temperature, (int, float))
         ):
             raise ValueError(f"ask_model: temperature must be a number, got {temperature!r}")
-        return ModelQuestion(
+        return msg.ModelQuestion(
             self._key(key, "ask_model"), _conversation(messages), max_tokens, system_prompt, temperature
         )
 
-    def roots_question(self, *, key: str | None = None) -> RootsQuestion:
+    def roots_question(self, *, key: str | None = None) -> msg.RootsQuestion:
         """A request for the caller's roots, for ``ask``."""
-        return RootsQuestion(self._key(key, "list_roots"))
+        return msg.RootsQuestion(self._key(key, "list_roots"))
 
     # -- helpers -----------------------------------------------------------------------------
     def _key(self, key: str | None, kind: str) -> str:
@@ -239,10 +213,10 @@ class ToolContext:
             raise ValueError(f"{kind}: key must be a non-empty string, got {key!r}")
         return key
 
-    def _entry(self, level: LogLevel | str, message: str, data: Any) -> LogEntry:
+    def _entry(self, level: msg.LogLevel | str, message: str, data: Any) -> msg.LogEntry:
         if not isinstance(message, str):
             raise ValueError(f"log: message must be a string, got {type(message).__name__}")
-        return LogEntry(LogLevel.parse(level), message, data, self.tool_use.get("name"))
+        return msg.LogEntry(msg.LogLevel.parse(level), message, data, self.tool_use.get("name"))
 
 
 def _answer_schema(schema: JSONSchema | type[BaseModel] | None) -> JSONSchema:
@@ -265,20 +239,20 @@ def _answer_schema(schema: JSONSchema | type[BaseModel] | None) -> JSONSchema:
     return result
 
 
-def _conversation(messages: ModelMessages) -> tuple[ModelMessage, ...]:
+def _conversation(messages: ModelMessages) -> tuple[msg.ModelMessage, ...]:
     if isinstance(messages, str):
-        return (ModelMessage("user", messages),)
-    turns: list[ModelMessage] = []
+        return (msg.ModelMessage("user", messages),)
+    turns: list[msg.ModelMessage] = []
     for index, turn in enumerate(messages):
-        if isinstance(turn, ModelMessage):
+        if isinstance(turn, msg.ModelMessage):
             turns.append(turn)
         elif isinstance(turn, str):
-            turns.append(ModelMessage("user", turn))
+            turns.append(msg.ModelMessage("user", turn))
         elif isinstance(turn, Mapping) and turn.get("role") in ("user", "assistant"):
             text = turn.get("text", turn.get("content"))
             if not isinstance(text, str):
                 raise ValueError(f"ask_model: messages[{index}] needs a text (or content) string")
-            turns.append(ModelMessage(turn["role"], text))
+            turns.append(msg.ModelMessage(turn["role"], text))
         else:
             raise ValueError(
                 f"ask_model: messages[{index}] must be a string, a ModelMessage or "
@@ -289,18 +263,18 @@ def _conversation(messages: ModelMessages) -> tuple[ModelMessage, ...]:
     return tuple(turns)
 
 
-_A = TypeVar("_A", UserAnswer, ModelAnswer, RootsAnswer)
+_A = TypeVar("_A", msg.UserAnswer, msg.ModelAnswer, msg.RootsAnswer)
 
 
-def _expect(kind: type[_A], answer: Answer) -> _A:
+def _expect(kind: type[_A], answer: msg.Answer) -> _A:
     if not isinstance(answer, kind):
         raise ContextAnswerError(f"expected a {kind.__name__}, the caller answered {type(answer).__name__}")
     return answer
 
 
-def _checked_user_answer(question: UserQuestion, answer: Answer) -> UserAnswer:
+def _checked_user_answer(question: msg.UserQuestion, answer: msg.Answer) -> msg.UserAnswer:
     """The answer, once an accepted one is known to match the question's schema."""
-    checked: UserAnswer = _expect(UserAnswer, answer)
+    checked: msg.UserAnswer = _expect(msg.UserAnswer, answer)
     if not checked.accepted:
         return checked
     if not isinstance(checked.content, dict):
@@ -316,15 +290,17 @@ def _checked_user_answer(question: UserQuestion, answer: Answer) -> UserAnswer:
     return checked
 
 
-def _checked_answers(questions: tuple[Question, ...], answers: tuple[Answer, ...]) -> tuple[Answer, ...]:
+def _checked_answers(
+    questions: tuple[msg.Question, ...], answers: tuple[msg.Answer, ...]
+) -> tuple[msg.Answer, ...]:
     if len(answers) != len(questions):
         raise ContextAnswerError(f"{len(questions)} questions asked, {len(answers)} answers given")
-    checked: list[Answer] = []
+    checked: list[msg.Answer] = []
     for question, answer in zip(questions, answers, strict=True):
-        if isinstance(question, UserQuestion):
+        if isinstance(question, msg.UserQuestion):
             checked.append(_checked_user_answer(question, answer))
-        elif isinstance(question, ModelQuestion):
-            checked.append(_expect(ModelAnswer, answer))
+        elif isinstance(question, msg.ModelQuestion):
+            checked.append(_expect(msg.ModelAnswer, answer))
         else:
-            checked.append(_expect(RootsAnswer, answer))
+            checked.append(_expect(msg.RootsAnswer, answer))
     return tuple(checked)

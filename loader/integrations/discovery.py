@@ -34,17 +34,7 @@ def _search(registry: ToolRegistry) -> FunctionTool[Any, Any]:
             limit: How many tools to return (1 to 50).
         """
         hits = registry.search_tools(query, max(1, min(limit, MAX_LIMIT)))
-        return {
-            "tools": [
-                {
-                    "name": h.name,
-                    "description": h.description,
-                    "inputSchema": h.input_schema,
-                    "digest": h.digest,
-                }
-                for h in hits
-            ]
-        }
+        return {"tools": [hit.to_json() for hit in hits]}
 
     return FunctionTool(search_tools)
 

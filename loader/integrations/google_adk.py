@@ -30,6 +30,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from ..distribution import missing_extra
+
 try:
     from google.adk.agents.readonly_context import ReadonlyContext
     from google.adk.models.llm_request import LlmRequest
@@ -38,11 +40,7 @@ try:
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.google_adk needs Google ADK: {install_command('google-adk')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "Google ADK", "google-adk", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry

@@ -29,6 +29,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated, Any, NotRequired
 
+from ..distribution import missing_extra
+
 try:
     from langchain.agents.middleware import (
         AgentMiddleware,
@@ -46,11 +48,7 @@ try:
     from langgraph.types import Command
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.langchain needs LangChain v1: {install_command('langchain')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "LangChain v1", "langchain", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry

@@ -11,11 +11,11 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ..registry.tool_registry import ToolRegistry
+from ..results import finite_json
 from ..types import AgentTool, JSONSchema, ToolResult
 
 __all__ = [
@@ -91,19 +91,9 @@ class ResultPart:
     name: str = ""
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
-
-
 def json_text(value: Any) -> str:
     """Strict JSON text (non-finite floats as ``null``), as a model reads a json block."""
-    return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, default=str)
+    return json.dumps(finite_json(value), ensure_ascii=False, allow_nan=False, default=str)
 
 
 def _raw(source: Any) -> bytes:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..distribution import missing_extra
+
 try:
     from llama_index.core.base.llms.types import ContentBlock, DocumentBlock, ImageBlock, TextBlock
     from llama_index.core.objects.base import ObjectRetriever
@@ -35,11 +37,7 @@ try:
     from llama_index.core.tools import AsyncBaseTool, BaseTool, ToolMetadata, ToolOutput
     from pydantic import BaseModel, ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.llama_index needs LlamaIndex: {install_command('llama-index')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "LlamaIndex", "llama-index", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry

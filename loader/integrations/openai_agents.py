@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic
 
+from ..distribution import missing_extra
+
 try:
     from agents import (
         Agent,
@@ -43,12 +45,7 @@ try:
     from agents.tool import ToolErrorFunction
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.openai_agents needs the OpenAI Agents SDK: {install_command('openai-agents')}",
-        name=exc.name,
-    ) from exc
+    raise missing_extra(__name__, "the OpenAI Agents SDK", "openai-agents", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..types import AgentTool, ToolResult

@@ -25,6 +25,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Generic
 
+from ..distribution import missing_extra
+
 try:
     from pydantic_ai import RunContext, ToolDefinition
     from pydantic_ai.exceptions import ToolFailed
@@ -33,11 +35,7 @@ try:
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.pydantic_ai needs pydantic-ai: {install_command('pydantic-ai')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "pydantic-ai", "pydantic-ai", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry

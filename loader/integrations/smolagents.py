@@ -41,6 +41,8 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from ..distribution import missing_extra
+
 try:
     from smolagents import CodeAgent, MultiStepAgent, Tool  # type: ignore[import-untyped]  # no type hints
     from smolagents.memory import (  # type: ignore[import-untyped]
@@ -50,11 +52,7 @@ try:
     )
     from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.smolagents needs smolagents: {install_command('smolagents')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "smolagents", "smolagents", exc) from exc
 
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry

@@ -26,6 +26,8 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from ..distribution import missing_extra
+
 try:
     from strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
     from strands.plugins import Plugin
@@ -36,11 +38,7 @@ try:
     from strands.types.tools import ToolSpec as StrandsToolSpec
     from strands.types.tools import ToolUse as StrandsToolUse
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    from ..distribution import install_command
-
-    raise ImportError(
-        f"loader.integrations.strands needs Strands Agents: {install_command('strands')}", name=exc.name
-    ) from exc
+    raise missing_extra(__name__, "Strands Agents", "strands", exc) from exc
 
 from ..context.handlers import CONTEXT_HANDLERS_KEY, ContextHandlers
 from ..context.messages import Answer, ContextCapability, LogEntry, ProgressUpdate, Question

@@ -153,44 +153,21 @@ def proxy_component(
     remote = _Remote(f"{kind}:{message['key']}", recipe, router)
     values = {str(k): tuple(str(v) for v in found) for k, found in dict(message.get("values") or {}).items()}
     complete: Complete | None = remote.complete if message.get("complete") else None
-    title, description = message.get("title"), message.get("description")
-    source_file, mime_type = message.get("source_file"), message.get("mime_type")
-    key, name = str(message["key"]), str(message.get("name") or message["key"])
+    key = str(message["key"])
+    described = {
+        "title": message.get("title"),
+        "description": message.get("description"),
+        "source_file": message.get("source_file"),
+    }
     if kind == ComponentKind.PROMPT.value:
         arguments = tuple(
             PromptArgument(str(a.get("name")), a.get("description"), bool(a.get("required")))
             for a in message.get("arguments") or ()
         )
-        return Prompt(
-            key,
-            remote.render,
-            title=title,
-            description=description,
-            arguments=arguments,
-            values=values,
-            complete=complete,
-            source_file=source_file,
-        )
+        return Prompt(key, remote.render, arguments=arguments, values=values, complete=complete, **described)
+    described.update(name=str(message.get("name") or key), mime_type=message.get("mime_type"))
     if kind == ComponentKind.RESOURCE.value:
-        return Resource(
-            key,
-            remote.read,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            source_file=source_file,
-        )
+        return Resource(key, remote.read, **described)
     if kind == ComponentKind.RESOURCE_TEMPLATE.value:
-        return ResourceTemplate(
-            key,
-            remote.read,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            values=values,
-            complete=complete,
-            source_file=source_file,
-        )
+        return ResourceTemplate(key, remote.read, values=values, complete=complete, **described)
     return None

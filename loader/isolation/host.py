@@ -71,14 +71,24 @@ def harden_host() -> bool:
     return _wipe_environment_block()
 
 
+def _proc_self(name: str) -> bytes | None:
+    """The content of ``/proc/self/<name>``, or None when it cannot be read."""
+    try:
+        with open(f"/proc/self/{name}", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def _stat_range(index: int) -> tuple[int, int] | None:
     """Two adjacent addresses from ``/proc/self/stat`` (``arg_start``/``arg_end``, or the ``env_`` pair)."""
+    stat = _proc_self("stat")
+    if stat is None:
+        return None
     try:
-        with open("/proc/self/stat", "rb") as handle:
-            stat = handle.read()
         fields = stat[stat.rindex(b")") + 2 :].split()
         start, end = int(fields[index]), int(fields[index + 1])
-    except (OSError, ValueError, IndexError):
+    except (ValueError, IndexError):
         return None
     return (start, end) if start and end > start else None
 
@@ -86,10 +96,8 @@ def _stat_range(index: int) -> tuple[int, int] | None:
 def _wipe_environment_block() -> bool:
     """Copy every variable out of the block the process started with, then zero the block."""
     where = _stat_range(_ENV_START)
-    try:
-        with open("/proc/self/environ", "rb") as handle:
-            shown = handle.read()
-    except OSError:
+    shown = _proc_self("environ")
+    if shown is None:
         return False
     if where is None or not any(shown):
         return where is not None  # nothing left to wipe (done before)
@@ -163,10 +171,8 @@ def hide_in_command_line(secrets: Iterable[str]) -> bool:
     if not wanted or not sys.platform.startswith("linux"):
         return False
     where = _stat_range(_ARG_START)
-    try:
-        with open("/proc/self/cmdline", "rb") as handle:
-            shown = handle.read()
-    except OSError:
+    shown = _proc_self("cmdline")
+    if shown is None:
         return False
     if where is None or ctypes.string_at(where[0], where[1] - where[0]) != shown:
         return False  # not where the kernel reads it (rewritten already, or not readable)

@@ -7,12 +7,12 @@ auth and timeouts); ``metrics`` the Prometheus metrics (the ``metrics`` extra).
 
 from __future__ import annotations
 
-from ..distribution import install_command
+from ..distribution import missing_extra
 
 try:
     import mcp  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(f"loader.mcp needs the MCP SDK: {install_command('mcp')}", name=exc.name) from exc
+    raise missing_extra(__name__, "the MCP SDK", "mcp", exc) from exc
 
 from .auth import TokenFileError, TokenFileVerifier
 from .probes import Readiness, ReadyReport

@@ -47,32 +47,26 @@ def _prompt_entry(prompt: Prompt) -> types.Prompt:
         types.PromptArgument(name=a.name, description=a.description, required=a.required)
         for a in prompt.arguments
     ]
-    return types.Prompt(
-        name=prompt.name,
-        title=prompt.title,
-        description=prompt.description or prompt.title or prompt.name,
-        arguments=arguments or None,
-    )
+    return types.Prompt(**_named(prompt), arguments=arguments or None)
 
 
 def _resource_entry(resource: Resource) -> types.Resource:
-    return types.Resource(
-        uri=resource.uri,
-        name=resource.name,
-        title=resource.title,
-        description=resource.description or resource.title or resource.name,
-        mime_type=resource.mime_type,
-    )
+    return types.Resource(uri=resource.uri, mime_type=resource.mime_type, **_named(resource))
 
 
 def _template_entry(template: ResourceTemplate) -> types.ResourceTemplate:
     return types.ResourceTemplate(
-        uri_template=template.uri_template,
-        name=template.name,
-        title=template.title,
-        description=template.description or template.title or template.name,
-        mime_type=template.mime_type,
+        uri_template=template.uri_template, mime_type=template.mime_type, **_named(template)
     )
+
+
+def _named(component: Prompt | Resource | ResourceTemplate) -> dict[str, Any]:
+    """The name and title every listing entry shows, and its description (else the title, else the name)."""
+    return {
+        "name": component.name,
+        "title": component.title,
+        "description": component.description or component.title or component.name,
+    }
 
 
 def contents_of(

@@ -16,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ..registry.snapshot import RegistrySnapshot, SearchHit
+from ..registry.snapshot import RegistrySnapshot
 from ..results import error_result, success_result
 from ..types import AgentTool, ToolResult, ToolSpec, new_tool_use_id
 from .wire import EXPECTED_DIGEST_META_KEY, to_mcp_tool
@@ -103,18 +103,9 @@ def hint_meta(tool: AgentTool) -> dict[str, Any]:
     return meta
 
 
-def _hit_wire(hit: SearchHit) -> dict[str, Any]:
-    return {
-        "name": hit.name,
-        "description": hit.description,
-        "inputSchema": hit.input_schema,
-        "digest": hit.digest,
-    }
-
-
 def _candidates(snapshot: RegistrySnapshot, name: str) -> list[dict[str, Any]]:
     """The tools a mistaken name most likely meant (its words as a query)."""
-    return [_hit_wire(hit) for hit in snapshot.search_tools(name.replace("_", " ").replace("-", " "), 5)]
+    return [hit.to_json() for hit in snapshot.search_tools(name.replace("_", " ").replace("-", " "), 5)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,5 +187,5 @@ class DiscoveryFront:
         if not isinstance(query, str) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             message = f"search_tools needs query (a string) and limit (an integer from 1 to {MAX_LIMIT})"
             return error_result(tool_use_id, message)
-        hits = [_hit_wire(hit) for hit in snapshot.search_tools(query, limit)]
+        hits = [hit.to_json() for hit in snapshot.search_tools(query, limit)]
         return success_result(tool_use_id, [{"json": {"tools": hits}}])

@@ -236,16 +236,42 @@ class _ClientDisconnectFilter(logging.Filter):
         return not isinstance(exc, ClientDisconnect)
 
 
+class _Deadline:
+    """One connection's deadline for a stage of its request: armed once until it expires or is cancelled."""
+
+    __slots__ = ("_expired", "_handle", "_seconds")
+
+    def __init__(self, seconds: float | None, expired: Callable[[], None]) -> None:
+        self._seconds = seconds  # None: no deadline
+        self._expired = expired
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._handle is None and self._seconds is not None:
+            self._handle = loop.call_later(self._seconds, self._expire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _expire(self) -> None:
+        self._handle = None
+        self._expired()
+
+
 def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = None) -> type[H11Protocol]:
     """An h11 protocol class that enforces ``limits``' deadlines and hands its slot back to ``gate``."""
 
     class GuardedProtocol(H11Protocol):
-        _header_timer: asyncio.TimerHandle | None = None
-        _body_timer: asyncio.TimerHandle | None = None
+        _header_deadline: _Deadline
+        _body_deadline: _Deadline
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            self._header_deadline = _Deadline(limits.header_timeout, self._header_timeout_expired)
+            self._body_deadline = _Deadline(limits.body_timeout, self._body_timeout_expired)
             super().connection_made(transport)
-            self._arm_header_timer()
+            self._header_deadline.arm(self.loop)
             if gate is not None and not gate.arrived(self):
                 self.evict()
 
@@ -265,50 +291,31 @@ def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = Non
             if gate is not None:
                 gate.active(self)
             if self.conn.their_state is h11.IDLE:
-                self._arm_header_timer()
+                self._header_deadline.arm(self.loop)
             super().data_received(data)
             if self.conn.their_state is not h11.IDLE:
-                self._cancel_header_timer()
+                self._header_deadline.cancel()
             if self.conn.their_state is h11.SEND_BODY:
-                self._arm_body_timer()
+                self._body_deadline.arm(self.loop)
             else:
-                self._cancel_body_timer()
+                self._body_deadline.cancel()
 
         def on_response_complete(self) -> None:
             if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
                 # Answered before the body came (a 401 from the headers): nobody will read that body.
-                self._cancel_body_timer()
+                self._body_deadline.cancel()
                 self.conn.send(h11.ConnectionClosed())
                 self.transport.close()
             super().on_response_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._cancel_header_timer()
-            self._cancel_body_timer()
+            self._header_deadline.cancel()
+            self._body_deadline.cancel()
             if gate is not None:
                 gate.release(self)
             super().connection_lost(exc)
 
-        def _arm_header_timer(self) -> None:
-            if self._header_timer is None and limits.header_timeout is not None:
-                self._header_timer = self.loop.call_later(limits.header_timeout, self._header_timeout_expired)
-
-        def _cancel_header_timer(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _arm_body_timer(self) -> None:
-            if self._body_timer is None and limits.body_timeout is not None:
-                self._body_timer = self.loop.call_later(limits.body_timeout, self._body_timeout_expired)
-
-        def _cancel_body_timer(self) -> None:
-            if self._body_timer is not None:
-                self._body_timer.cancel()
-                self._body_timer = None
-
         def _header_timeout_expired(self) -> None:
-            self._header_timer = None
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 logger.debug(
                     "client=<%s>, timeout=<%s> | request headers too slow", self.client, limits.header_timeout
@@ -316,7 +323,6 @@ def guarded_protocol(limits: ConnectionLimits, gate: ConnectionGate | None = Non
                 self.transport.close()
 
         def _body_timeout_expired(self) -> None:
-            self._body_timer = None
             if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
                 return
             logger.debug(

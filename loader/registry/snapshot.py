@@ -9,9 +9,11 @@ snapshot from them, so a commit costs what it changed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator
+import operator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 
 from immutables import Map
 
@@ -40,6 +42,7 @@ from .search_index import SearchIndex
 
 __all__ = [
     "BATCH_OVER",
+    "CallOptions",
     "ComponentEntry",
     "RegistryBatch",
     "RegistryEntry",
@@ -47,6 +50,7 @@ __all__ = [
     "SearchHit",
     "ToolCalls",
     "ToolLike",
+    "ToolWrites",
     "unknown_tool",
 ]
 
@@ -81,11 +85,38 @@ class SearchHit:
     digest: str
     score: float
 
+    def to_json(self) -> dict[str, Any]:
+        """What a search shows a model of the hit (not its score): enough to call the tool."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "digest": self.digest,
+        }
+
+
+def _lookup(entries: Map[str, RegistryEntry], aliases: Map[str, str], name: str) -> RegistryEntry | None:
+    """The entry of ``name``: exactly, else by its '-'/'_' variant."""
+    entry = entries.get(name)
+    if entry is None:
+        exact = aliases.get(normalise_tool_name(name))
+        entry = None if exact is None else entries[exact]
+    return entry
+
 
 def unknown_tool(name: str, tool_use_id: str, available: tuple[str, ...]) -> ToolResult:
     """The error result for a call to a name nobody registered, listing what is there."""
     listing = ", ".join(available) if available else "none"
     return error_result(tool_use_id, f"Unknown tool: {name}. Available tools: {listing}")
+
+
+class CallOptions(TypedDict, total=False):
+    """The keywords of ``invoke`` and ``ainvoke``: the call id, its state, the agent, the context handlers."""
+
+    tool_use_id: str | None
+    invocation_state: dict[str, Any] | None
+    agent: Any
+    context_handlers: ContextHandlers | None
 
 
 class ToolCalls:
@@ -100,44 +131,45 @@ class ToolCalls:
     def _acquire(self, name: str) -> tuple[RegistrySnapshot, AgentTool | None]:
         raise NotImplementedError
 
-    def invoke(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        tool_use_id: str | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        agent: Any = None,
-        context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
+    def invoke(self, name: str, input: Any = None, **options: Unpack[CallOptions]) -> ToolResult:
         """Run the named tool; an unknown name or a failing tool gives an error result, never an exception.
 
         Through a snapshot, the tool is the version the snapshot pinned.
         """
-        snapshot, tool = self._acquire(name)
-        tool_use_id = tool_use_id or new_tool_use_id()
-        if tool is None:
-            return unknown_tool(name, tool_use_id, snapshot._names)
-        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
+        begun = self._begin(name, input, **options)
+        if not isinstance(begun, tuple):
+            return begun
+        snapshot, tool, call = begun
         return run_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
 
-    async def ainvoke(
+    async def ainvoke(self, name: str, input: Any = None, **options: Unpack[CallOptions]) -> ToolResult:
+        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
+        begun = self._begin(name, input, **options)
+        if not isinstance(begun, tuple):
+            return begun
+        snapshot, tool, call = begun
+        return await arun_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
+
+    def _begin(
         self,
         name: str,
-        input: Any = None,
+        input: Any,
         *,
         tool_use_id: str | None = None,
         invocation_state: dict[str, Any] | None = None,
         agent: Any = None,
         context_handlers: ContextHandlers | None = None,
-    ) -> ToolResult:
-        """Async ``invoke``; a pending async cleanup runs on the caller's loop."""
+    ) -> tuple[RegistrySnapshot, AgentTool, ToolCall] | ToolResult:
+        """The snapshot, tool and call an ``invoke`` runs, or the error result for an unknown name."""
         snapshot, tool = self._acquire(name)
         tool_use_id = tool_use_id or new_tool_use_id()
         if tool is None:
             return unknown_tool(name, tool_use_id, snapshot._names)
-        call = ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent)
-        return await arun_counted(tool, snapshot._lifecycle, call, generation=snapshot._generation)
+        return (
+            snapshot,
+            tool,
+            ToolCall(input, tool_use_id, with_handlers(invocation_state, context_handlers), agent),
+        )
 
 
 class RegistrySnapshot(ToolCalls):
@@ -197,11 +229,7 @@ class RegistrySnapshot(ToolCalls):
         return self._generation
 
     def _entry(self, name: str) -> RegistryEntry | None:
-        entry = self._entries.get(name)
-        if entry is None:
-            exact = self._aliases.get(normalise_tool_name(name))
-            entry = None if exact is None else self._entries[exact]
-        return entry
+        return _lookup(self._entries, self._aliases, name)
 
     def names(self) -> tuple[str, ...]:
         """The registered names, sorted."""
@@ -361,7 +389,75 @@ def _differs(old: RegistryEntry, new: RegistryEntry) -> bool:
     return old.tool is not new.tool or old.source != new.source
 
 
-class RegistryBatch:
+_Entry = TypeVar("_Entry", RegistryEntry, ComponentEntry)
+
+
+def _net_changes(
+    touched: Iterable[str],
+    base: Map[str, _Entry],
+    staged: Map[str, _Entry],
+    differs: Callable[[_Entry, _Entry], bool],
+) -> Iterator[tuple[ChangeKind, str, _Entry | None, _Entry | None, str | None]]:
+    """Each touched key's net change from ``base`` to ``staged``: kind, key, old, new, and its source."""
+    for key in touched:
+        old, new = base.get(key), staged.get(key)
+        if old is None and new is not None:
+            yield ChangeKind.ADDED, key, None, new, new.source
+        elif old is not None and new is None:
+            yield ChangeKind.REMOVED, key, old, None, old.source
+        elif old is not None and new is not None and differs(old, new):
+            yield ChangeKind.REPLACED, key, old, new, new.source
+
+
+class ToolWrites:
+    """``register`` and ``replace`` in their two forms, stated once for the registry and its batches.
+
+    A class using it says where a write is staged (``_staging``): a batch on itself, the registry in
+    a batch of its own, committed at once.
+    """
+
+    __slots__ = ()
+
+    def _staging(self) -> AbstractContextManager[RegistryBatch]:
+        raise NotImplementedError
+
+    @overload
+    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    @overload
+    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
+    def register(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> None:
+        """Add ``tool`` under its name: ``register(tool)``, or ``register(name, tool)`` naming it.
+
+        ``tool`` is an ``AgentTool`` or an instance of a ``@tool`` class (registered
+        as that very instance, a ``ClassTool``; its ``cleanup`` runs once it is
+        unregistered or replaced).
+
+        Raises:
+            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
+            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
+            ToolNameMismatchError: ``name`` is not the name the tool defines.
+            TypeError: Not a tool, nor an instance of a ``@tool`` class.
+            RuntimeError: The registry is closed, or the batch is over.
+        """
+        with self._staging() as staged:
+            staged._write("register", tool, instance, source)
+
+    @overload
+    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    @overload
+    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
+    def replace(
+        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    ) -> AgentTool | None:
+        """Add or swap ``tool`` (forms as ``register``); returns the tool it displaced (cleaned up once
+        idle), if any."""
+        with self._staging() as staged:
+            return staged._write("replace", tool, instance, source)
+
+
+class RegistryBatch(ToolWrites):
     """Changes staged against the pending state of an open ``ToolRegistry.batch()``.
 
     Each call checks against what the batch has staged so far, so a duplicate
@@ -393,11 +489,7 @@ class RegistryBatch:
             raise RuntimeError(self._refusal)
 
     def _find(self, name: str) -> RegistryEntry | None:
-        entry = self._entries.get(name)
-        if entry is None:
-            exact = self._aliases.get(normalise_tool_name(name))
-            entry = None if exact is None else self._entries[exact]
-        return entry
+        return _lookup(self._entries, self._aliases, name)
 
     def _put(self, entry: RegistryEntry) -> None:
         self._entries = self._entries.set(entry.name, entry)
@@ -418,42 +510,23 @@ class RegistryBatch:
         """Whether ``tool`` (this very object) is staged under any name."""
         return id(tool) in self._holders
 
-    @overload
-    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    @overload
-    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    def register(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
-    ) -> None:
-        """Stage adding ``tool`` (``register(tool)``, or ``register(name, tool)`` with its own name).
+    def _staging(self) -> AbstractContextManager[RegistryBatch]:
+        return nullcontext(self)
 
-        An instance of a ``@tool`` class is registered as that very instance (a ``ClassTool``).
-
-        Raises:
-            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
-            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
-            ToolNameMismatchError: ``name`` is not the tool's name.
-            TypeError: Not a tool, nor an instance of a ``@tool`` class.
-        """
-        self._check_open()
-        name, found = _staged(tool, instance, "register")
-        existing = self._find(name)
-        if existing is not None:
-            raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
-        self._put(RegistryEntry(name, found, source))
-
-    @overload
-    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    @overload
-    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    def replace(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
+    def _write(
+        self,
+        verb: Literal["register", "replace"],
+        tool: ToolLike | str,
+        instance: ToolLike | None,
+        source: str | None,
     ) -> AgentTool | None:
-        """Stage adding or swapping ``tool`` (forms as ``register``); returns the tool it displaces."""
+        """Stage one ``register`` or ``replace``; returns the tool it displaces."""
         self._check_open()
-        name, found = _staged(tool, instance, "replace")
+        name, found = _staged(tool, instance, verb)
         existing = self._find(name)
         if existing is not None:
+            if verb == "register":
+                raise DuplicateToolError(name, existing_name=existing.name, existing_source=existing.source)
             self._drop(existing)
         self._put(RegistryEntry(name, found, source))
         return None if existing is None else existing.tool
@@ -498,17 +571,11 @@ class RegistryBatch:
 
     def component_changes(self) -> tuple[ComponentChange, ...]:
         """The net effect on each touched component, in the order they were first touched."""
-        base = self._base._components
-        changes: list[ComponentChange] = []
-        for key in self._touched_components:
-            old, new = base.get(key), self._components.get(key)
-            if old is None and new is not None:
-                changes.append(ComponentChange(ChangeKind.ADDED, new.component, None, new.source))
-            elif old is not None and new is None:
-                changes.append(ComponentChange(ChangeKind.REMOVED, None, old.component, old.source))
-            elif old is not None and new is not None and old != new:
-                changes.append(ComponentChange(ChangeKind.REPLACED, new.component, old.component, new.source))
-        return tuple(changes)
+        found = _net_changes(self._touched_components, self._base._components, self._components, operator.ne)
+        return tuple(
+            ComponentChange(kind, new.component if new else None, old.component if old else None, source)
+            for kind, _, old, new, source in found
+        )
 
     def get(self, name: str) -> AgentTool | None:
         """The staged tool of that name (exact, then '-'/'_' normalised)."""
@@ -536,17 +603,11 @@ class RegistryBatch:
 
     def changes(self) -> tuple[RegistryChange, ...]:
         """The net effect on each touched name, in the order names were first touched."""
-        base = self._base._entries
-        changes: list[RegistryChange] = []
-        for name in self._touched:
-            old, new = base.get(name), self._entries.get(name)
-            if old is None and new is not None:
-                changes.append(RegistryChange(ChangeKind.ADDED, name, new.tool, None, new.source))
-            elif old is not None and new is None:
-                changes.append(RegistryChange(ChangeKind.REMOVED, name, None, old.tool, old.source))
-            elif old is not None and new is not None and _differs(old, new):
-                changes.append(RegistryChange(ChangeKind.REPLACED, name, new.tool, old.tool, new.source))
-        return tuple(changes)
+        found = _net_changes(self._touched, self._base._entries, self._entries, _differs)
+        return tuple(
+            RegistryChange(kind, name, new.tool if new else None, old.tool if old else None, source)
+            for kind, name, old, new, source in found
+        )
 
     def successor(
         self,

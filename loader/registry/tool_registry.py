@@ -18,14 +18,13 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from typing import overload
+from contextlib import AbstractContextManager, contextmanager
 
 from ..calls.runner import CallLimits, CallRunner
 from ..types import AgentTool, ToolChoice, ToolConfig, ToolSpec
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, cleanup, safe_name
-from .snapshot import RegistryBatch, RegistrySnapshot, SearchHit, ToolCalls, ToolLike
+from .snapshot import RegistryBatch, RegistrySnapshot, SearchHit, ToolCalls, ToolWrites
 
 __all__ = ["ToolRegistry"]
 
@@ -34,7 +33,7 @@ logger = logging.getLogger(__name__)
 Listener = Callable[[RegistryChangeSet], None]
 
 
-class ToolRegistry(ToolCalls):
+class ToolRegistry(ToolCalls, ToolWrites):
     """Named tools for agents and servers; thread-safe, with snapshots, generations and change events.
 
     After ``close()`` the registry is empty and every register, replace or
@@ -149,44 +148,8 @@ class ToolRegistry(ToolCalls):
 
     # -- writing ----------------------------------------------------------------------------------
 
-    @overload
-    def register(self, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    @overload
-    def register(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> None: ...
-    def register(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
-    ) -> None:
-        """Add ``tool`` under its name: ``register(tool)``, or ``register(name, tool)`` naming it.
-
-        ``tool`` is an ``AgentTool`` or an instance of a ``@tool`` class (registered
-        as that very instance; its ``cleanup`` runs once it is unregistered or replaced).
-
-        Raises:
-            DuplicateToolError: The name (or its '-'/'_' variant) is taken.
-            InvalidToolNameError: The tool's name is outside ``^[A-Za-z0-9_-]{1,64}$``.
-            ToolNameMismatchError: ``name`` is not the name the tool defines.
-            TypeError: Not a tool, nor an instance of a ``@tool`` class.
-            RuntimeError: The registry is closed.
-        """
-        with self.batch() as staged:
-            if instance is None:
-                staged.register(tool, source=source)
-            else:
-                staged.register(tool, instance, source=source)  # type: ignore[arg-type]
-
-    @overload
-    def replace(self, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    @overload
-    def replace(self, name: str, tool: ToolLike, /, *, source: str | None = None) -> AgentTool | None: ...
-    def replace(
-        self, tool: ToolLike | str, instance: ToolLike | None = None, /, *, source: str | None = None
-    ) -> AgentTool | None:
-        """Add or swap ``tool`` (forms as ``register``); returns the tool it displaced (cleaned up once
-        idle), if any."""
-        with self.batch() as staged:
-            if instance is None:
-                return staged.replace(tool, source=source)
-            return staged.replace(tool, instance, source=source)  # type: ignore[arg-type]
+    def _staging(self) -> AbstractContextManager[RegistryBatch]:
+        return self.batch()
 
     def unregister(self, name: str) -> AgentTool:
         """Remove the named tool and return it (cleaned up once idle).

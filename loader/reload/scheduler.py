@@ -10,11 +10,12 @@ so the loader's state has one writer.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..health import ThreadHealth
@@ -112,12 +113,14 @@ class ChangeScheduler:
             for ready in batch:
                 self._due.pop(ready, None)
             self._busy = True
-        self._apply_batch(batch)
-
-    def _apply_batch(self, batch: set[Path]) -> None:
-        """Apply ``batch`` (``_busy`` set by the caller), then let the scheduler's thread go on."""
-        try:
+        with self._running():
             self._apply(batch)
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        """Around one batch (``_busy`` set by the caller): log its failure, then clear ``_busy``."""
+        try:
+            yield
         except Exception:
             logger.exception("scheduler=<%s> | batch failed", self._name)
         finally:
@@ -218,7 +221,7 @@ class ChangeScheduler:
                     self._sleeping_until = now + timeout
                     self._cond.wait(timeout)
                     self._sleeping_until = -math.inf
-            try:
+            with self._running():
                 for task in tasks:
                     task()
                 if batch is not None:
@@ -226,9 +229,3 @@ class ChangeScheduler:
                 elif not tasks and self._tick is not None:
                     self._tick()
                     self._next_tick = time.monotonic() + self._tick_interval
-            except Exception:
-                logger.exception("scheduler=<%s> | batch failed", self._name)
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()

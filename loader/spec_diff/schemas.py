@@ -11,10 +11,11 @@ its own root by ``loader.spec_diff.shapes``, and notes reasons in ``SpecNotes``.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from .kinds import SpecChangeKind, SpecNotes
 from .shapes import (
@@ -31,6 +32,13 @@ from .shapes import (
 )
 
 __all__ = ["Direction", "SchemaComparer"]
+
+
+_BOUND_SIDES: Final = (
+    (LOWER_BOUNDS, operator.gt, "raised", "lowered"),
+    (UPPER_BOUNDS, operator.lt, "lowered", "raised"),
+)
+"""Per side of a range: its keywords, when a new value is tighter than the old, and the words for each way."""
 
 
 class Direction(Enum):
@@ -245,30 +253,20 @@ class SchemaComparer:
             self.widened(f"enum values added to {label}: {_show(extra)}")
 
     def _compare_bounds(self, old: dict[str, Any], new: dict[str, Any], label: str) -> None:
-        for word in LOWER_BOUNDS:
-            before, after = old.get(word), new.get(word)
-            if before == after:
-                continue
-            if after is None:
-                self.widened(f"{word} of {label} removed (was {before})")
-            elif before is None or after > before:
-                self.narrowed(
-                    f"{word} of {label} raised to {after}" + ("" if before is None else f" from {before}")
-                )
-            else:
-                self.widened(f"{word} of {label} lowered to {after} from {before}")
-        for word in UPPER_BOUNDS:
-            before, after = old.get(word), new.get(word)
-            if before == after:
-                continue
-            if after is None:
-                self.widened(f"{word} of {label} removed (was {before})")
-            elif before is None or after < before:
-                self.narrowed(
-                    f"{word} of {label} lowered to {after}" + ("" if before is None else f" from {before}")
-                )
-            else:
-                self.widened(f"{word} of {label} raised to {after} from {before}")
+        for words, tighter, tightened, loosened in _BOUND_SIDES:
+            for word in words:
+                before, after = old.get(word), new.get(word)
+                if before == after:
+                    continue
+                if after is None:
+                    self.widened(f"{word} of {label} removed (was {before})")
+                elif before is None or tighter(after, before):
+                    self.narrowed(
+                        f"{word} of {label} {tightened} to {after}"
+                        + ("" if before is None else f" from {before}")
+                    )
+                else:
+                    self.widened(f"{word} of {label} {loosened} to {after} from {before}")
 
     def _compare_restrictions(self, old: dict[str, Any], new: dict[str, Any], label: str) -> None:
         for word in RESTRICTIONS:

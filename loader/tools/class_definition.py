@@ -15,15 +15,15 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import ValidationError
 
 from ..errors import InputProblem, InvalidToolNameError, ToolDefinitionError, ToolValidationError
 from ..names import is_valid_tool_name
 from ..types import JSONSchema
-from .metadata import ToolMetadata, ToolParameter
-from .options import ToolOptions
+from .metadata import ToolMetadata
+from .options import ClassKeywords, ToolOptions, options_of
 from .params import check_tool_params, definition_problems
 from .validation import NOT_AN_OBJECT, problem_at, schema_problems, schema_validator
 
@@ -173,35 +173,15 @@ def decorate_class(
     cls: type,
     metadata: ToolMetadata | None = None,
     *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: Mapping[str, ToolParameter | Mapping[str, Any]] | None = None,
-    version: str | None = None,
-    category: str | None = None,
-    tags: list[str] | tuple[str, ...] | None = None,
-    requires_auth: bool | None = None,
-    rate_limit: Any = None,
-    examples: list[dict[str, Any]] | tuple[dict[str, Any], ...] | None = None,
-    input_schema: JSONSchema | None = None,
     output_schema: JSONSchema | None = None,
+    **keywords: Unpack[ClassKeywords],
 ) -> type:
     """Attach validated tool metadata to ``cls`` and return ``cls`` itself (``@tool`` on a class).
 
     The keywords are the class-tool options of ``@tool`` (see ``decorate_class_with``),
     plus ``output_schema``.
     """
-    options = ToolOptions(
-        name=name,
-        description=description,
-        input_schema=input_schema,
-        category=category,
-        tags=tags,
-        parameters=parameters,
-        version=version,
-        requires_auth=requires_auth,
-        rate_limit=rate_limit,
-        examples=examples,
-    )
+    options = options_of(keywords, ClassKeywords, "decorate_class")
     return decorate_class_with(cls, metadata, options, output_schema=output_schema)
 
 

@@ -11,16 +11,13 @@ class is decorated). A ``ToolMetadata`` may be given positionally for classes:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, overload
-
-from pydantic import BaseModel
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, Unpack, overload
 
 from ..errors import ToolDefinitionError
-from ..types import JSONSchema
 from .class_tool import decorate_class_with
 from .function_tool import FunctionTool
-from .options import CLASS_ONLY, FUNCTION_ONLY, ToolOptions
+from .options import CLASS_ONLY, FUNCTION_ONLY, ClassKeywords, ToolKeywords, ToolOptions
 from .schema import caller_namespace
 
 if TYPE_CHECKING:
@@ -47,60 +44,10 @@ def tool(obj: C, /) -> C: ...  # type: ignore[overload-overlap]
 @overload
 def tool(obj: Callable[P, R], /) -> FunctionTool[P, R]: ...
 @overload
-def tool(
-    obj: None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    input_schema: JSONSchema | type[BaseModel] | None = None,
-    context: bool | str = False,
-    raise_errors: bool = False,
-    category: str | None = None,
-    tags: Iterable[str] | None = None,
-    parameters: Any = None,
-    version: str | None = None,
-    requires_auth: bool | None = None,
-    rate_limit: Any = None,
-    examples: Any = None,
-    search_hint: str | None = None,
-    always_load: bool = False,
-) -> ToolDecorator: ...
+def tool(obj: None = None, /, **keywords: Unpack[ToolKeywords]) -> ToolDecorator: ...
 @overload
-def tool(
-    obj: ToolMetadata,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    input_schema: JSONSchema | type[BaseModel] | None = None,
-    category: str | None = None,
-    tags: Iterable[str] | None = None,
-    parameters: Any = None,
-    version: str | None = None,
-    requires_auth: bool | None = None,
-    rate_limit: Any = None,
-    examples: Any = None,
-) -> Callable[[C], C]: ...
-def tool(
-    obj: Any = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    input_schema: JSONSchema | type[BaseModel] | None = None,
-    context: bool | str = False,
-    raise_errors: bool = False,
-    category: str | None = None,
-    tags: Iterable[str] | None = None,
-    parameters: Any = None,
-    version: str | None = None,
-    requires_auth: bool | None = None,
-    rate_limit: Any = None,
-    examples: Any = None,
-    search_hint: str | None = None,
-    always_load: bool = False,
-) -> Any:
+def tool(obj: ToolMetadata, /, **keywords: Unpack[ClassKeywords]) -> Callable[[C], C]: ...
+def tool(obj: Any = None, /, **keywords: Unpack[ToolKeywords]) -> Any:
     """Turn a function (or a class) into a tool.
 
     Annotations may name things local to the function or class body the tool
@@ -110,22 +57,10 @@ def tool(
 
     Args:
         obj: The function or class when used bare (``@tool``); a ``ToolMetadata`` for classes.
-        name: The tool name (default: the function's name); ``^[A-Za-z0-9_-]{1,64}$``.
-        description: The description (default: the docstring's summary and body, else the name).
-        input_schema: A JSON Schema dict or a pydantic model class replacing the generated schema,
-            for validation as well as for the spec.
-        context: ``True`` to inject a ``ToolContext`` into ``tool_context``, or the parameter name.
-        raise_errors: Let exceptions raised by the function propagate instead of becoming error results.
-        category: A grouping for listings and search.
-        tags: Labels for listings and search.
-        parameters: Class tools only (see ``loader.tools.class_tool``).
-        version: Class tools only.
-        requires_auth: Class tools only.
-        rate_limit: Class tools only.
-        examples: Worked calls, ``[{"description": ..., "params": {...}, "expected_output": ...}]``;
-            with the loader's gate on, a reload whose examples fail is rejected.
-        search_hint: Extra words ``search_tools`` finds the tool by.
-        always_load: A ``hybrid`` search-mode listing still lists the tool.
+        **keywords: The options, described on ``ToolOptions`` (``name``, ``description``,
+            ``input_schema``, ``context``, ``raise_errors``, ``category``, ``tags``, ``examples``,
+            ``search_hint``, ``always_load``; for classes ``parameters``, ``version``,
+            ``requires_auth``, ``rate_limit``).
 
     Returns:
         A ``FunctionTool`` for a function, the decorated class for a class, or a decorator.
@@ -134,22 +69,7 @@ def tool(
         ToolDefinitionError: Options that do not fit the decorated object, or a bad definition
             (see ``FunctionTool`` for the errors raised for functions).
     """
-    options = ToolOptions(
-        name=name,
-        description=description,
-        input_schema=input_schema,
-        context=context,
-        raise_errors=raise_errors,
-        category=category,
-        tags=tags,
-        parameters=parameters,
-        version=version,
-        requires_auth=requires_auth,
-        rate_limit=rate_limit,
-        examples=examples,
-        search_hint=search_hint,
-        always_load=always_load,
-    )
+    options = ToolOptions(**keywords)
     if obj is not None and isinstance(obj, (classmethod, staticmethod)) and not callable(obj):
         raise ToolDefinitionError("Put @tool below @classmethod/@staticmethod, directly on the function")
     if obj is not None and callable(obj):

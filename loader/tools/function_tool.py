@@ -33,10 +33,10 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Generic, ParamSpec, TypeVar, Unpack, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..calls.containment import belongs_to_caller, failure_log_level
 from ..context.tool_context import ToolContext
@@ -44,7 +44,6 @@ from ..names import TOOL_NAME_PATTERN
 from ..results import exception_result, to_tool_result
 from ..types import (
     AgentTool,
-    JSONSchema,
     ToolGenerator,
     ToolResult,
     ToolUse,
@@ -53,7 +52,7 @@ from ..types import (
 )
 from .description import DescribedTool, ToolDescription
 from .function_definition import AGENT_PARAMETER, FunctionDefinition, FunctionKind, InputMode, define_function
-from .options import ToolOptions
+from .options import FunctionKeywords, ToolOptions, options_of
 from .schema import caller_namespace
 from .validation import (
     NOT_AN_OBJECT,
@@ -103,15 +102,8 @@ class FunctionTool(DescribedTool, Generic[P, R]):
         func: Callable[P, R],
         options: ToolOptions | None = None,
         *,
-        name: str | None = None,
-        description: str | None = None,
-        input_schema: JSONSchema | type[BaseModel] | None = None,
-        context: bool | str = False,
-        raise_errors: bool = False,
-        category: str | None = None,
-        tags: Iterable[str] | None = None,
-        examples: Any = None,
         namespace: Mapping[str, Any] | None = None,
+        **keywords: Unpack[FunctionKeywords],
     ) -> None:
         """Describe ``func`` as a tool: ``options`` (what ``@tool`` passes) or the same as keywords.
 
@@ -121,21 +113,12 @@ class FunctionTool(DescribedTool, Generic[P, R]):
         super().__init__()
         if isinstance(func, FunctionTool):  # re-decorating: start again from the plain function
             func = func.original_function
-        keywords = ToolOptions(
-            name=name,
-            description=description,
-            input_schema=input_schema,
-            context=context,
-            raise_errors=raise_errors,
-            category=category,
-            tags=tags,
-            examples=examples,
-        )
-        if options is not None and keywords != ToolOptions():
+        given = options_of(keywords, FunctionKeywords, "FunctionTool")
+        if options is not None and given != ToolOptions():
             raise TypeError("FunctionTool takes a ToolOptions or option keywords, not both")
         definition = define_function(
             func,
-            keywords if options is None else options,
+            given if options is None else options,
             namespace=caller_namespace() if namespace is None else namespace,
         )
         self._attach(func, definition)

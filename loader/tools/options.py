@@ -9,13 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel
 
 from ..types import JSONSchema
 
-__all__ = ["CLASS_ONLY", "FUNCTION_ONLY", "ToolOptions"]
+__all__ = [
+    "CLASS_ONLY",
+    "FUNCTION_ONLY",
+    "ClassKeywords",
+    "FunctionKeywords",
+    "ToolKeywords",
+    "ToolOptions",
+    "options_of",
+]
 
 FUNCTION_ONLY = ("context", "raise_errors")
 """Options that only mean something for function tools."""
@@ -29,8 +37,9 @@ class ToolOptions:
     """The options of ``@tool``; every field's default means "not given".
 
     Attributes:
-        name: The tool name (default: the function's name, or the class name in snake_case).
-        description: The description (default: the docstring).
+        name: The tool name (default: the function's name, or the class name in snake_case);
+            ``^[A-Za-z0-9_-]{1,64}$``.
+        description: The description (default: the docstring's summary and body, else the name).
         input_schema: A JSON Schema dict (or, for functions, a pydantic model class) replacing the
             generated schema, for validation as well as for the spec.
         category: A grouping for listings and search.
@@ -46,6 +55,8 @@ class ToolOptions:
             with the loader's gate on, a reload whose examples fail is rejected.
         search_hint: Extra words ``search_tools`` finds the tool by.
         always_load: List the tool itself in a search-mode listing (``hybrid``).
+
+    ``ToolKeywords`` and its parts type the same options as keywords, for the signatures that take them.
     """
 
     name: str | None = None
@@ -73,4 +84,48 @@ class ToolOptions:
         return {name: getattr(self, name) for name in self.given(_DEFAULTS)}
 
 
+class _CommonKeywords(TypedDict, total=False):
+    name: str | None
+    description: str | None
+    input_schema: JSONSchema | type[BaseModel] | None
+    category: str | None
+    tags: Iterable[str] | None
+    examples: Any
+
+
+class FunctionKeywords(_CommonKeywords, total=False):
+    """The option keywords a function tool takes (``FunctionTool(func, **keywords)``)."""
+
+    context: bool | str
+    raise_errors: bool
+
+
+class ClassKeywords(_CommonKeywords, total=False):
+    """The option keywords a class tool takes (``@tool(ToolMetadata(...), **keywords)``)."""
+
+    parameters: Any
+    version: str | None
+    requires_auth: bool | None
+    rate_limit: Any
+
+
+class ToolKeywords(FunctionKeywords, ClassKeywords, total=False):
+    """Every option keyword of ``@tool(...)``: the fields of ``ToolOptions``, typed for ``Unpack``."""
+
+    search_hint: str | None
+    always_load: bool
+
+
 _DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(ToolOptions)}
+
+
+def options_of(keywords: Mapping[str, Any], accepted: Any, where: str) -> ToolOptions:
+    """``keywords`` as ``ToolOptions``, refusing one that the TypedDict ``accepted`` does not list.
+
+    Raises:
+        TypeError: As a signature that spelled the keywords out would (``where`` names the callable).
+    """
+    unknown = sorted(set(keywords) - accepted.__optional_keys__ - accepted.__required_keys__)
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    return ToolOptions(**keywords)

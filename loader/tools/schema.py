@@ -262,18 +262,16 @@ def build_input_model(
     cached = None if key is None else _BUILT.get(key)
     if cached is not None:
         return InputModel(cached.model, copy_json(cached.json_schema), dict(cached.renamed))
-    built = _build_input_model(function_name, parameters, hints, doc_params)
+    built = _model(function_name, *_fields(parameters, hints, doc_params))
     if key is not None:
         _BUILT.put(key, InputModel(built.model, copy_json(built.json_schema), dict(built.renamed)))
     return built
 
 
-def _build_input_model(
-    function_name: str,
-    parameters: Sequence[inspect.Parameter],
-    hints: Mapping[str, Any],
-    doc_params: Mapping[str, str],
-) -> InputModel:
+def _fields(
+    parameters: Sequence[inspect.Parameter], hints: Mapping[str, Any], doc_params: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The model's field definitions, and the fields renamed from their parameter (``param_0``: ``_x``)."""
     fields: dict[str, Any] = {}
     renamed: dict[str, str] = {}
     taken = {p.name for p in parameters}
@@ -286,7 +284,10 @@ def _build_input_model(
             definition = (Annotated[annotation, Field(alias=param.name)], info)
             renamed[field_name] = param.name
         fields[field_name] = definition
+    return fields, renamed
 
+
+def _model(function_name: str, fields: dict[str, Any], renamed: dict[str, str]) -> InputModel:
     model_name = f"{function_name[:1].upper()}{function_name[1:]}Input"
     try:
         model = _create_model(model_name, fields)
