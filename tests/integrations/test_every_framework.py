@@ -146,14 +146,14 @@ def test_fuzz_every_call_runs_the_version_its_step_offered(
     brain = Brain(fuzz_plan(loader, "ver", steps=FUZZ_STEPS))
     # A save every 10 ms still outruns a reload (a 50 ms debounce, then an import); one every 5 ms made
     # the loader reload flat out and cost the other tests' CPU (45 s for the six, 10 to 18 s now).
-    with rewriting(path, "ver", start=0, every=0.01) as written:
+    with rewriting(path, "ver", start=0, every=0.01):
         driver.run(brain, max_steps=FUZZ_STEPS + 10)
     answered = brain.answered()
     assert len(answered) == FUZZ_STEPS
     assert mixed_calls(brain) == []
-    # newer every step
+    # newer every step: each step waited for a newer version than it offered, so the writer wrote at
+    # least one version a step (whether it wrote more before the run ended is the machine's pace)
     assert len({offered_version(step.offered["ver"]) for step, _, _ in answered}) == FUZZ_STEPS
-    assert written() > FUZZ_STEPS
 
 
 @pytest.mark.parametrize("agent", agents())
