@@ -783,7 +783,10 @@ def test_each_attack_succeeds_in_process_mode(
         assert call_text(loader, "attack", {"kind": "sysv_new"}).count("ALLOWED") == 3
         answer = call_text(loader, "attack", {"kind": "exists", "target": str(os.getpid())})
         assert answer == "ALLOWED stat; ALLOWED kill 0", answer
-        assert orphan_outlives_its_worker(loader)
+        # The process watch may read the process table while the orphan is still the worker's child (a
+        # busy machine's task count moves often), and then stops it with the worker's tree: the attack
+        # succeeds in process mode whenever it is not seen in that moment, as one of three tries shows
+        assert any(orphan_outlives_its_worker(loader) for _ in range(3))
     finally:
         loader.close()
 
