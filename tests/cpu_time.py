@@ -4,7 +4,8 @@ On two cores the suite is bound by CPU, not by waiting (``/usr/bin/time`` shows 
 its wall time is its CPU time over two; this says where that CPU goes. Each test's cost is
 ``getrusage`` of this process and of its waited-for children, from the start of its setup to the
 end of its teardown: a ``tool-loader`` command, a server, a worker template and the workers it forked
-count once they have exited and been reaped. Under pytest-xdist each worker measures its own tests
+count once they have exited and been reaped, and a command ``run_cli`` ran in a fork of the warm
+interpreter counts as the CPU that interpreter reaped it with (``warm_cli.cpu_seconds``). Under pytest-xdist each worker measures its own tests
 and the totals come back to the controller with the reports.
 """
 
@@ -15,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Generator
 
 import pytest
+import warm_cli
 
 _KEY = "cpu_seconds"
 _started = pytest.StashKey[float]()
@@ -30,7 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _cpu() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    warm = warm_cli.cpu_seconds()  # commands run in a fork of the warm interpreter, its children, not ours
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + warm
 
 
 @pytest.hookimpl(tryfirst=True)

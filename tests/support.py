@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
+import warm_cli
 
 from loader.reload.loader import LoaderConfig, ToolLoader
 from loader.reload.watcher import WatchTimings
@@ -193,20 +194,27 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, cwd: Path, merge: bool = False, env: dict[str, str] | None = None
+    *args: str, cwd: Path, merge: bool = False, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """``python -m loader ARGS`` from ``cwd`` (never the repository root, whose ``loader/`` is not installed).
 
-    ``merge`` sends stderr into stdout; ``env`` adds variables to the environment.
+    Its standard input is empty and no terminal; ``merge`` sends stderr into stdout; ``env`` adds
+    variables to the environment. The command runs
+    in a fork of a warm interpreter where that shows the same (``warm_cli``), else as a new process.
     """
+    full_env = {**cli_env(), **(env or {})}
+    warm = warm_cli.run_warm(list(args), cwd=cwd, env=full_env, merge=merge, timeout=timeout)
+    if warm is not None:
+        return warm
     return subprocess.run(
         [sys.executable, "-m", "loader", *args],
         cwd=cwd,
-        env={**cli_env(), **(env or {})},
+        env=full_env,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if merge else subprocess.PIPE,
         text=True,
-        timeout=60,
+        timeout=timeout,
     )
 
 
@@ -225,7 +233,7 @@ def child_pids() -> set[int]:
         if fields[0] != "Z":
             parents.setdefault(int(fields[1]), set()).add(int(entry))
     found: set[int] = set()
-    for child in parents.get(os.getpid(), set()):
+    for child in parents.get(os.getpid(), set()) - {warm_cli.zygote_pid()}:
         try:
             with open(f"/proc/{child}/cmdline", "rb") as handle:
                 template = b"fork_server import serve" in handle.read()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
-from support import cli_env, write
+from support import cli_env, run_cli, write
 
 DEADLINE = 30.0
 
@@ -83,15 +83,7 @@ def media() -> ToolResult:
 
 def call(tools: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``tool-loader call`` with stdin that is no terminal (a pipe with nothing in it)."""
-    return subprocess.run(
-        [sys.executable, "-m", "loader", "call", *args, "--dir", str(tools)],
-        cwd=cwd,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("call", *args, "--dir", str(tools), cwd=cwd)
 
 
 def folder(tmp_path: Path) -> Path:

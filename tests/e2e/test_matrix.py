@@ -39,7 +39,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from serving import INITIALIZE, post_json, serve_http, server_env
-from support import FAST, cli_env, eventually, write
+from support import FAST, eventually, run_cli, write
 
 from loader.history.recorder import HistoryRecorder
 from loader.history.store import HistoryStore, database_path
@@ -232,24 +232,16 @@ class CliWay:
         self.folder, self.state, self.mode = folder, state, mode
 
     def run(self, name: str, args: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "loader",
-                "call",
-                name,
-                json.dumps(args or {}),
-                "--dir",
-                str(self.folder),
-                *_mode_args(self.mode, self.state),
-                *LIMITS,
-            ],
+        return run_cli(
+            "call",
+            name,
+            json.dumps(args or {}),
+            "--dir",
+            str(self.folder),
+            *_mode_args(self.mode, self.state),
+            *LIMITS,
             cwd=self.folder.parent,
-            env={**cli_env(), "TOOL_LOADER_STATE_DIR": str(self.state)},
-            capture_output=True,
-            text=True,
-            timeout=60,
+            env={"TOOL_LOADER_STATE_DIR": str(self.state)},
         )
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> Answer:

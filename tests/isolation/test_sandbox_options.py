@@ -7,13 +7,12 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support import FAST, call_text, cli_env, write
+from support import FAST, call_text, run_cli, write
 
 from loader.isolation.sandbox import SandboxOptions, parse_endpoint, probe
 from loader.reload.loader import ToolLoader
@@ -149,9 +148,7 @@ def test_allow_network_opens_every_port(place: Path, listeners: tuple[int, int])
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "loader", *args], capture_output=True, text=True, timeout=120, env=cli_env()
-    )
+    return run_cli(*args, cwd=Path.cwd(), timeout=120)
 
 
 def test_the_command_takes_the_sandbox_options(place: Path) -> None:
