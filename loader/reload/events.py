@@ -9,7 +9,6 @@ with what the registry did.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..importing.backend import LoadBackend
+from ..listeners import Listeners
 from ..names import normalise_tool_name
 from ..registry.changes import ChangeKind, RegistryChangeSet
 from ..spec_diff.kinds import SpecChange, SpecChangeKind
@@ -288,8 +288,7 @@ class Announcer:
     def __init__(self, notify: Notify, hooked: Callable[[str], bool] = lambda hook: True) -> None:
         self._notify = notify
         self._hooked = hooked
-        self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
-        self._lock = threading.Lock()
+        self._listeners: Listeners[LoaderEvent] = Listeners("loader", logger)
 
     def wants_events(self) -> bool:
         """Whether a file event would reach anyone: a subscriber, a plugin's file hook, or a tracer."""
@@ -297,14 +296,7 @@ class Announcer:
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
-        with self._lock:
-            self._listeners = (*self._listeners, listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._listeners = tuple(x for x in self._listeners if x is not listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def announce(
         self,
@@ -326,8 +318,4 @@ class Announcer:
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)
             before = outcomes[event.path].before
             self._notify("tool_loader_file_status_changed", status=event.status, previous=before)
-            for listener in self._listeners:
-                try:
-                    listener(event)
-                except Exception:
-                    logger.exception("listener=<%r> | loader listener raised", listener)
+            self._listeners.tell(event)
