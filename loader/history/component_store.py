@@ -91,8 +91,8 @@ class LiveSpan:
 
 
 @dataclass(frozen=True, slots=True)
-class NewComponentVersion:
-    """A component version about to be recorded: what went live, from which bytes."""
+class _ComponentVersionFields:
+    """What a component version is, recorded or about to be: which component, from which bytes, since when."""
 
     kind: str
     key: str
@@ -101,23 +101,22 @@ class NewComponentVersion:
     content_hash: str
     digest: str
     went_live_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class NewComponentVersion(_ComponentVersionFields):
+    """A component version about to be recorded: what went live, from which bytes."""
+
     facts: Mapping[str, Any]
     """What listings show of it: name, title, description, MIME type; a skill's front matter and manifest."""
     note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class ComponentVersion(LiveSpan):
+class ComponentVersion(_ComponentVersionFields, LiveSpan):
     """One recorded version of a component; ``content`` is None when it was not kept (``note`` says why)."""
 
     id: int
-    kind: str
-    key: str
-    file_path: Path
-    content: bytes | None
-    content_hash: str
-    digest: str
-    went_live_at: float
     replaced_at: float | None
     facts: dict[str, Any]
     note: str | None
