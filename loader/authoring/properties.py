@@ -12,7 +12,7 @@ import contextlib
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final
 
@@ -46,16 +46,8 @@ class PropertyRun:
     skipped: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "seed": self.seed,
-            "cases": self.cases,
-            "ran": self.ran,
-            "refused": self.refused,
-            "failure": self.failure,
-            "failing_input": self.failing_input,
-            "skipped": self.skipped,
-        }
+        """Every field, by its name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def judge_result(result: ToolResult, seconds: float, deadline: float, spec: ToolSpec) -> str | None:

@@ -91,8 +91,8 @@ class LiveSpan:
 
 
 @dataclass(frozen=True, slots=True)
-class NewComponentVersion:
-    """A component version about to be recorded: what went live, from which bytes."""
+class _ComponentVersionFields:
+    """What a component version is, recorded or about to be: which component, from which bytes, since when."""
 
     kind: str
     key: str
@@ -101,23 +101,22 @@ class NewComponentVersion:
     content_hash: str
     digest: str
     went_live_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class NewComponentVersion(_ComponentVersionFields):
+    """A component version about to be recorded: what went live, from which bytes."""
+
     facts: Mapping[str, Any]
     """What listings show of it: name, title, description, MIME type; a skill's front matter and manifest."""
     note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class ComponentVersion(LiveSpan):
+class ComponentVersion(_ComponentVersionFields, LiveSpan):
     """One recorded version of a component; ``content`` is None when it was not kept (``note`` says why)."""
 
     id: int
-    kind: str
-    key: str
-    file_path: Path
-    content: bytes | None
-    content_hash: str
-    digest: str
-    went_live_at: float
     replaced_at: float | None
     facts: dict[str, Any]
     note: str | None
@@ -170,21 +169,21 @@ def record_component(
         return None
     mark_component_removed(db, kind, key, version.went_live_at)
     facts_json = json.dumps(dict(version.facts), sort_keys=True, default=str)
+    written = (
+        kind,
+        key,
+        str(version.file_path),
+        version.content,
+        version.content_hash,
+        version.digest,
+        version.went_live_at,
+        facts_json,
+        version.note,
+    )
     cursor = db.execute(
         "INSERT INTO component_versions (kind, key, file_path, content, content_hash, digest, went_live_at, "
         "facts_json, note, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            kind,
-            key,
-            str(version.file_path),
-            version.content,
-            version.content_hash,
-            version.digest,
-            version.went_live_at,
-            facts_json,
-            version.note,
-            os.getpid(),
-        ),
+        (*written, os.getpid()),
     )
     db.execute(
         "DELETE FROM component_versions WHERE kind = ? AND key = ? AND id NOT IN "
@@ -192,19 +191,8 @@ def record_component(
         (kind, key, kind, key, keep),
     )
     assert cursor.lastrowid is not None
-    return ComponentVersion(
-        id=cursor.lastrowid,
-        kind=kind,
-        key=key,
-        file_path=version.file_path,
-        content=version.content,
-        content_hash=version.content_hash,
-        digest=version.digest,
-        went_live_at=version.went_live_at,
-        replaced_at=None,
-        facts=json.loads(facts_json),
-        note=version.note,
-    )
+    # Read back as every stored row is (``_COLUMNS``): the id first, and no replaced_at yet before the facts.
+    return _version_of((cursor.lastrowid, *written[:7], None, *written[7:]))
 
 
 def mark_component_removed(db: sqlite3.Connection, kind: str, key: str, at: float) -> bool:

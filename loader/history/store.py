@@ -331,25 +331,23 @@ class HistoryStore:
                     "UPDATE versions SET replaced_at = ? WHERE tool = ? AND replaced_at IS NULL",
                     (version.went_live_at, version.tool),
                 )
-            digest = spec_digest(version.spec)
+            provenance = version.provenance
+            written = (
+                version.tool,
+                spec_json,
+                str(version.file_path),
+                version.content,
+                version.content_hash,
+                version.went_live_at,
+                None if change is None else json.dumps(change.to_json()),
+                version.note,
+                spec_digest(version.spec),
+                None if provenance is None else json.dumps(dict(provenance), sort_keys=True),
+            )
             cursor = db.execute(
                 "INSERT INTO versions (tool, spec_json, file_path, content, content_hash, went_live_at, "
-                "change_json, note, pid, digest, provenance_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    version.tool,
-                    spec_json,
-                    str(version.file_path),
-                    version.content,
-                    version.content_hash,
-                    version.went_live_at,
-                    None if change is None else json.dumps(change.to_json()),
-                    version.note,
-                    os.getpid(),
-                    digest,
-                    None
-                    if version.provenance is None
-                    else json.dumps(dict(version.provenance), sort_keys=True),
-                ),
+                "change_json, note, digest, provenance_json, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*written, os.getpid()),
             )
             new_id = cursor.lastrowid
             db.execute(
@@ -358,20 +356,8 @@ class HistoryStore:
                 (version.tool, version.tool, self.keep),
             )
         assert new_id is not None
-        return ToolVersion(
-            id=new_id,
-            tool=version.tool,
-            spec=json.loads(spec_json),
-            file_path=version.file_path,
-            content=version.content,
-            content_hash=version.content_hash,
-            went_live_at=version.went_live_at,
-            replaced_at=None,
-            change=change,
-            note=version.note,
-            digest=digest,
-            provenance=None if version.provenance is None else dict(version.provenance),
-        )
+        # Read back as every stored row is: the id first, and no replaced_at yet before the change.
+        return _version_of((new_id, *written[:6], None, *written[6:]))
 
     def note_event(self, event: HistoryEvent) -> None:
         """Keep an event of the record itself (the newest ``_EVENTS_KEPT`` are kept)."""

@@ -19,7 +19,7 @@ from .bytecode_cache import BytecodeCache
 from .importer import ToolImporter
 from .threads import ImportJob, ImportPool
 
-__all__ = ["Discover", "Found", "InProcessBackend", "Load", "LoadBackend"]
+__all__ = ["Discover", "Found", "ImporterNames", "InProcessBackend", "Load", "LoadBackend"]
 
 Found = list[AgentTool | Component]
 """What a module defines: its tools, prompts, resources and resource templates."""
@@ -115,7 +115,22 @@ class LoadBackend(Protocol):
         ...
 
 
-class InProcessBackend:
+class ImporterNames:
+    """The naming part of a ``LoadBackend``: in both modes, asked of the backend's ``ToolImporter``."""
+
+    _importer: ToolImporter
+
+    def root_of(self, path: Path) -> Path | None:
+        return self._importer.root_of(path)
+
+    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
+        return self._importer.is_within_root(path, root, no_link=no_link)
+
+    def module_name_for(self, path: Path) -> str:
+        return self._importer.module_name_for(path)
+
+
+class InProcessBackend(ImporterNames):
     """Imports into this interpreter, on a worker thread with a deadline (the default)."""
 
     enforces_timeouts = False
@@ -132,15 +147,6 @@ class InProcessBackend:
     @property
     def executions(self) -> int:
         return self._importer.executions
-
-    def root_of(self, path: Path) -> Path | None:
-        return self._importer.root_of(path)
-
-    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
-        return self._importer.is_within_root(path, root, no_link=no_link)
-
-    def module_name_for(self, path: Path) -> str:
-        return self._importer.module_name_for(path)
 
     def begin_batch(self) -> None:
         self._importer.begin_batch()

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
-from ..importing.backend import Discover, Found, Load
+from ..importing.backend import Discover, Found, ImporterNames, Load
 from ..importing.importer import ToolImporter
 from ..importing.threads import ImportAbandoned, ImportJob, ImportPool, ImportTimeout
 from ..status import LoadErrorInfo, LoadErrorKind, RemoteLoadError
@@ -74,7 +74,7 @@ def working_directory(roots: Sequence[Path]) -> Path:
     return candidate
 
 
-class ProcessBackend:
+class ProcessBackend(ImporterNames):
     """Imports and calls in supervised worker processes; hands the loader ``ProxyTool``s."""
 
     def __init__(
@@ -95,7 +95,7 @@ class ProcessBackend:
         self.options = options or WorkerOptions()
         tag = f"p{next(_backend_counter)}"
         # Names only: this importer never executes tool code in the loader's process.
-        self._names = ToolImporter(roots, tag=tag)
+        self._importer = ToolImporter(roots, tag=tag)
         settings = WorkerSettings(
             tag=tag,
             roots=[str(r) for r in roots],
@@ -184,15 +184,6 @@ class ProcessBackend:
     def bytecode_cache(self) -> None:
         """Not kept: the worker processes compile what they import."""
         return None
-
-    def root_of(self, path: Path) -> Path | None:
-        return self._names.root_of(path)
-
-    def is_within_root(self, path: Path, root: Path, *, no_link: bool = False) -> bool:
-        return self._names.is_within_root(path, root, no_link=no_link)
-
-    def module_name_for(self, path: Path) -> str:
-        return self._names.module_name_for(path)
 
     # ------------------------------------------------------------ imports
     def begin_batch(self) -> None:
@@ -383,10 +374,10 @@ class ProcessBackend:
         if not isinstance(path_text, str) or os.path.normpath(path_text) != path_text:
             return None
         path = Path(path_text)
-        root = self._names.root_of(path)
-        if root is None or not self._names.is_within_root(path, root):
+        root = self._importer.root_of(path)
+        if root is None or not self._importer.is_within_root(path, root):
             return None
-        if self._names.module_name_for(path) != name:
+        if self._importer.module_name_for(path) != name:
             return None
         held = source if name == module_name else _file_bytes(path, len(ran))
         return ModuleVersion(name, serial, path, ran) if held == ran else None
@@ -422,7 +413,7 @@ class ProcessBackend:
         self.pool.close()
         if self._forks is not None:
             self._forks.close()
-        self._names.close()
+        self._importer.close()
         self._jobs.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)

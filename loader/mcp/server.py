@@ -68,6 +68,7 @@ from ..components.skills import skill_folders, skill_of_tool
 from ..context.messages import LogLevel
 from ..fingerprint import tool_digest
 from ..history.provenance import provenance_of
+from ..listeners import Listeners
 from ..registry.snapshot import RegistrySnapshot
 from ..registry.tool_registry import ToolRegistry
 from ..reload.published import Published
@@ -247,7 +248,7 @@ class MCPToolServer:
         self._discovery = DiscoveryFront(discovery)
         self._discovery.listing_changed(self._served.current().snapshot)  # what clients list first
         self._versions = RecentVersions()
-        self._call_listeners: tuple[Callable[[CallRecord], None], ...] = ()
+        self._call_listeners: Listeners[CallRecord] = Listeners("call", logger)
         self._announce_lock = threading.Lock()
         self._running = 0  # lifespans in progress: one per transport run, one per in-process client
         self._announced_generation = -1
@@ -344,12 +345,7 @@ class MCPToolServer:
 
     def subscribe_calls(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call ``listener`` after every ``tools/call``; returns a function that unsubscribes."""
-        self._call_listeners = (*self._call_listeners, listener)
-
-        def unsubscribe() -> None:
-            self._call_listeners = tuple(x for x in self._call_listeners if x is not listener)
-
-        return unsubscribe
+        return self._call_listeners.subscribe(listener)
 
     # -- handlers -------------------------------------------------------------------
 
@@ -480,11 +476,7 @@ class MCPToolServer:
         record = CallRecord(
             tool.tool_name if tool is not None else name, outcome, time.perf_counter() - started, fingerprint
         )
-        for listener in self._call_listeners:
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("listener=<%r> | call listener raised", listener)
+        self._call_listeners.tell(record)
 
     def _stale(self, tool: AgentTool, digest: str, expected: str) -> ToolResult:
         """The refusal of a call shaped by another version of ``tool`` than the live one."""

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 from ..calls.runner import CallLimits, CallRunner
+from ..listeners import Listeners
 from ..types import AgentTool, ToolChoice, ToolConfig, ToolSpec
 from .changes import RegistryChangeSet
 from .lifecycle import Lifecycle, cleanup, safe_name
@@ -48,8 +49,7 @@ class ToolRegistry(ToolCalls, ToolWrites):
         self._write_lock = threading.Lock()
         self._writer: int | None = None
         self._closed = False
-        self._listeners: tuple[tuple[object, Listener], ...] = ()
-        self._listeners_lock = threading.Lock()
+        self._listeners: Listeners[RegistryChangeSet] = Listeners("change-set", logger)
         self._pending: deque[RegistryChangeSet] = deque()
         self._delivery_lock = threading.Lock()
         self._delivering = threading.local()
@@ -236,15 +236,7 @@ class ToolRegistry(ToolCalls, ToolWrites):
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` with every future change set; returns the function that unsubscribes."""
-        token = object()
-        with self._listeners_lock:
-            self._listeners = (*self._listeners, (token, listener))
-
-        def unsubscribe() -> None:
-            with self._listeners_lock:
-                self._listeners = tuple(item for item in self._listeners if item[0] is not token)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def _deliver(self) -> None:
         """Hand queued change sets to listeners, one deliverer at a time, in commit order.
@@ -262,14 +254,6 @@ class ToolRegistry(ToolCalls, ToolWrites):
                         change_set = self._pending.popleft()
                     except IndexError:
                         return
-                    for _, listener in self._listeners:
-                        try:
-                            listener(change_set)
-                        except Exception:
-                            logger.exception(
-                                "generation=<%d>, listener=<%r> | listener raised",
-                                change_set.generation,
-                                listener,
-                            )
+                    self._listeners.tell(change_set)
             finally:
                 self._delivering.active = False

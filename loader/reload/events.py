@@ -9,7 +9,6 @@ with what the registry did.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..importing.backend import LoadBackend
+from ..listeners import Listeners
 from ..names import normalise_tool_name
 from ..registry.changes import ChangeKind, RegistryChangeSet
 from ..spec_diff.kinds import SpecChange, SpecChangeKind
@@ -248,36 +248,39 @@ def notify_registry_changes(
     if change_set is None:
         return
     for change in change_set.changes if tools else ():
-        where = path_of(change.source) if change.source is not None else Path("?")
-        kwargs: dict[str, Any]
-        if change.kind is ChangeKind.ADDED:
-            notify("tool_loader_tool_added", tool=change.tool, path=where)
-        elif change.kind is ChangeKind.REPLACED:
-            kwargs = {"tool": change.tool, "previous": change.previous, "path": where}
-            notify("tool_loader_tool_replaced", **kwargs)
-        else:
-            assert change.previous is not None
-            kwargs = {"name": change.name, "tool": change.previous, "path": where}
-            notify("tool_loader_tool_removed", **kwargs)
+        hook, kwargs = _change_hook("tool", change.kind, change.tool, change.previous)
+        if change.kind is ChangeKind.REMOVED:
+            kwargs["name"] = change.name
+        notify(hook, path=_where(change.source, path_of), **kwargs)
     for item in change_set.components if components else ():
-        where = path_of(item.source) if item.source is not None else Path("?")
-        if item.kind is ChangeKind.ADDED:
-            notify("tool_loader_component_added", component=item.component, path=where)
-        elif item.kind is ChangeKind.REPLACED:
-            kwargs = {"component": item.component, "previous": item.previous, "path": where}
-            notify("tool_loader_component_replaced", **kwargs)
-        else:
-            notify("tool_loader_component_removed", component=item.previous, path=where)
+        hook, kwargs = _change_hook("component", item.kind, item.component, item.previous)
+        notify(hook, path=_where(item.source, path_of), **kwargs)
+
+
+def _change_hook(noun: str, kind: ChangeKind, new: object, previous: object) -> tuple[str, dict[str, Any]]:
+    """The hook one change of a ``noun`` (tool, component) calls, and what it is handed: an added one
+    the new version, a replaced one the new and the previous, a removed one the version that served last."""
+    if kind is ChangeKind.ADDED:
+        kwargs = {noun: new}
+    elif kind is ChangeKind.REPLACED:
+        kwargs = {noun: new, "previous": previous}
+    else:
+        kwargs = {noun: previous}
+    return _hook_name(noun, kind), kwargs
+
+
+def _hook_name(noun: str, kind: ChangeKind) -> str:
+    return f"tool_loader_{noun}_{kind.value}"
+
+
+def _where(source: str | None, path_of: PathOf) -> Path:
+    return path_of(source) if source is not None else Path("?")
 
 
 _EVENT_HOOKS = ("tool_loader_file_status_changed", "tool_loader_load_failed")
 """The hooks ``Announcer.announce`` calls with file events."""
-_TOOL_HOOKS = ("tool_loader_tool_added", "tool_loader_tool_replaced", "tool_loader_tool_removed")
-_COMPONENT_HOOKS = (
-    "tool_loader_component_added",
-    "tool_loader_component_replaced",
-    "tool_loader_component_removed",
-)
+_TOOL_HOOKS = tuple(_hook_name("tool", kind) for kind in ChangeKind)
+_COMPONENT_HOOKS = tuple(_hook_name("component", kind) for kind in ChangeKind)
 """The hooks ``notify_registry_changes`` calls: a scan of thousands of files with none of them
 implemented skips a loop over every change."""
 
@@ -288,8 +291,7 @@ class Announcer:
     def __init__(self, notify: Notify, hooked: Callable[[str], bool] = lambda hook: True) -> None:
         self._notify = notify
         self._hooked = hooked
-        self._listeners: tuple[Callable[[LoaderEvent], None], ...] = ()
-        self._lock = threading.Lock()
+        self._listeners: Listeners[LoaderEvent] = Listeners("loader", logger)
 
     def wants_events(self) -> bool:
         """Whether a file event would reach anyone: a subscriber, a plugin's file hook, or a tracer."""
@@ -297,14 +299,7 @@ class Announcer:
 
     def subscribe(self, listener: Callable[[LoaderEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with every file event; returns a function that unsubscribes."""
-        with self._lock:
-            self._listeners = (*self._listeners, listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._listeners = tuple(x for x in self._listeners if x is not listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def announce(
         self,
@@ -326,8 +321,4 @@ class Announcer:
                 self._notify("tool_loader_load_failed", path=event.path, error=event.error)
             before = outcomes[event.path].before
             self._notify("tool_loader_file_status_changed", status=event.status, previous=before)
-            for listener in self._listeners:
-                try:
-                    listener(event)
-                except Exception:
-                    logger.exception("listener=<%r> | loader listener raised", listener)
+            self._listeners.tell(event)

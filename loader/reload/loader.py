@@ -36,6 +36,7 @@ from ..importing.discovery import (
     make_plugin_manager,
     notify_hook,
 )
+from ..listeners import Listeners
 from ..names import normalise_tool_name
 from ..registry.changes import RegistryChangeSet
 from ..registry.snapshot import SearchHit
@@ -113,7 +114,7 @@ class ToolLoader:
         self._fingerprints = FingerprintCache()
         self._published = Published(self.registry.snapshot(), Map(), self._fingerprints)
         self._publish_lock = threading.Lock()
-        self._publish_listeners: tuple[Callable[[Published], None], ...] = ()
+        self._publish_listeners: Listeners[Published] = Listeners("published-record", logger)
         self._in_commit = False
         self._foreign_pending = False
         self._apply_lock = threading.RLock()
@@ -314,14 +315,7 @@ class ToolLoader:
         that published (the loader's, or one that committed to the registry
         directly); it must be quick and must not raise.
         """
-        with self._publish_lock:
-            self._publish_listeners = (*self._publish_listeners, listener)
-
-        def unsubscribe() -> None:
-            with self._publish_lock:
-                self._publish_listeners = tuple(x for x in self._publish_listeners if x is not listener)
-
-        return unsubscribe
+        return self._publish_listeners.subscribe(listener)
 
     def search_tools(self, query: str, limit: int = 5) -> list[SearchHit]:
         """The ``limit`` loaded tools that best match ``query`` (see ``RegistrySnapshot.search_tools``)."""
@@ -499,12 +493,7 @@ class ToolLoader:
                 return  # a later record is out already (another thread published after a newer commit)
             record = Published(snapshot, self._statuses, self._fingerprints)
             self._published = record
-            listeners = self._publish_listeners
-        for listener in listeners:
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("listener=<%r> | published-record listener raised", listener)
+        self._publish_listeners.tell(record)
 
     def _on_registry_commit(self, change_set: RegistryChangeSet) -> None:
         """A commit to the registry: publish it if it was not the loader's own (a tool registered directly).

@@ -17,7 +17,7 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any, cast
 
 from ..calls.containment import belongs_to_caller, failure_log_level
@@ -86,6 +86,27 @@ def _finish_awaitable(value: Any) -> Any:
     if inspect.isawaitable(value):
         return run_sync(lambda: _await(value))
     return value
+
+
+class _Ready:
+    """An awaitable whose value is there already: awaiting it never suspends."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[None, None, Any]:
+        yield from ()
+        return self.value
+
+
+def _on_the_loop(value: Any) -> Awaitable[Any]:
+    return value if inspect.isawaitable(value) else _Ready(value)
+
+
+def _finished_here(value: Any) -> Awaitable[Any]:
+    return _Ready(_finish_awaitable(value))
 
 
 class _FunctionBacked:
@@ -253,46 +274,44 @@ class ClassTool(DescribedTool):
             return self._execute(prepared)
         return self._execute(prepared, tool_context=context)  # type: ignore[call-arg]
 
-    async def _arun(self, tool_use_id: str, raw_input: Any, context: ToolContext | None = None) -> ToolResult:
+    async def _steps(
+        self,
+        tool_use_id: str,
+        raw_input: Any,
+        context: ToolContext | None,
+        finish: Callable[[Any], Awaitable[Any]],
+    ) -> ToolResult:
+        """Prepare, validate, execute. ``finish`` makes what ``validate`` and ``execute`` return awaitable:
+        on the caller's loop (``_on_the_loop``), or finished before the steps go on (``_finished_here``)."""
         try:
             prepared, rejected = self._prepare(tool_use_id, raw_input)
             if rejected is not None:
                 return rejected
             if self._validate is not None:
                 try:
-                    outcome = self._validate(prepared)
-                    if inspect.isawaitable(outcome):
-                        outcome = await outcome
+                    outcome = await finish(self._validate(prepared))
                 except ValueError as exc:
                     outcome = exc
                 problems = _custom_problems(outcome)
                 if problems:
                     return self._invalid(tool_use_id, problems)
-            value = self._call_execute(prepared, context)
-            if inspect.isawaitable(value):
-                value = await value
+            value = await finish(self._call_execute(prepared, context))
             return to_tool_result(value, tool_use_id)
         except BaseException as exc:
             return self._failure(tool_use_id, exc)
 
+    async def _arun(self, tool_use_id: str, raw_input: Any, context: ToolContext | None = None) -> ToolResult:
+        return await self._steps(tool_use_id, raw_input, context, _on_the_loop)
+
     def _run(self, tool_use_id: str, raw_input: Any, context: ToolContext | None = None) -> ToolResult:
-        """The same steps as ``_arun`` without an event loop, for sync tools."""
+        """The same steps as ``_arun`` without an event loop, for sync tools: they never suspend."""
+        steps = self._steps(tool_use_id, raw_input, context, _finished_here)
         try:
-            prepared, rejected = self._prepare(tool_use_id, raw_input)
-            if rejected is not None:
-                return rejected
-            if self._validate is not None:
-                try:
-                    outcome = _finish_awaitable(self._validate(prepared))
-                except ValueError as exc:
-                    outcome = exc
-                problems = _custom_problems(outcome)
-                if problems:
-                    return self._invalid(tool_use_id, problems)
-            value = _finish_awaitable(self._call_execute(prepared, context))
-            return to_tool_result(value, tool_use_id)
-        except BaseException as exc:
-            return self._failure(tool_use_id, exc)
+            steps.send(None)
+        except StopIteration as done:
+            return cast(ToolResult, done.value)
+        steps.close()
+        raise RuntimeError("the steps of a synchronous call suspended")
 
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
