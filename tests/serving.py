@@ -15,9 +15,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["GREET", "INITIALIZE", "HttpAnswer", "Served", "get", "post_json", "serve_http", "server_env"]
+import warm_cli
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
+
+__all__ = [
+    "GREET",
+    "INITIALIZE",
+    "HttpAnswer",
+    "Served",
+    "get",
+    "post_json",
+    "serve_http",
+    "server_env",
+    "stdio_params",
+]
 
 DEADLINE = 20.0
 
@@ -68,6 +83,16 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def stdio_params(*args: str, cwd: Path | str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``tool-loader ARGS`` as the MCP SDK's stdio client starts it: a fork of a warm interpreter where
+    that shows the same (``warm_cli.command``), else ``python -m loader``; ``env``: ``server_env()``."""
+    from mcp.client.stdio import StdioServerParameters  # imported here: only the MCP tests need the SDK
+
+    env = env if env is not None else server_env()
+    argv = warm_cli.command(list(args), env)
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(cwd))
+
+
 @contextmanager
 def serve_http(
     served_dir: Path,
@@ -81,28 +106,30 @@ def serve_http(
     """Start ``serve DIR --transport http --port 0 EXTRA...``; yield once it listens (or is ready).
 
     ``max_open_files`` lowers the server's descriptor limit (``RLIMIT_NOFILE``), as a container's may be.
+    The server is a fork of a warm interpreter where that shows the same (``warm_cli.command``).
     """
 
     def limit_files() -> None:
         if max_open_files is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
 
+    args = [
+        *(["-" + "v" * verbose] if verbose else []),
+        "serve",
+        str(served_dir),
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        *extra,
+    ]
+    env = env or server_env()
+    # A lowered limit must be the server's own, so that server starts as a fresh interpreter.
+    fresh = [sys.executable, "-m", "loader", *args]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "loader",
-            *(["-" + "v" * verbose] if verbose else []),
-            "serve",
-            str(served_dir),
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            *extra,
-        ],
+        warm_cli.command(args, env) if max_open_files is None else fresh,
         cwd=cwd,
-        env=env or server_env(),
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

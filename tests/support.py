@@ -233,7 +233,7 @@ def child_pids() -> set[int]:
         if fields[0] != "Z":
             parents.setdefault(int(fields[1]), set()).add(int(entry))
     found: set[int] = set()
-    for child in parents.get(os.getpid(), set()) - {warm_cli.zygote_pid()}:
+    for child in parents.get(os.getpid(), set()) - warm_cli.zygote_pids():
         try:
             with open(f"/proc/{child}/cmdline", "rb") as handle:
                 template = b"fork_server import serve" in handle.read()

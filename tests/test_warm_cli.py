@@ -1,21 +1,25 @@
-"""``run_cli``'s warm fork (``warm_cli``) shows what a fresh ``python -m loader`` and the installed ``tool-loader`` show.
+"""A warm fork (``warm_cli``) shows what a fresh ``python -m loader`` and the installed ``tool-loader`` show.
 
 Most command-line tests run their command in a fork of a warm interpreter to save its start; these
 run the same commands both ways, and as the console script users type, and compare everything a
-test reads: the exit status, standard output and standard error.
+test reads: the exit status, standard output and standard error. A server started through the
+shim (``warm_cli.command``) gets the signals sent to the shim and dies with it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 import warm_cli
-from support import cli_env, run_cli, write
+from support import cli_env, eventually, run_cli, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,7 +101,6 @@ def test_a_command_over_its_deadline_is_killed_and_raises(place: Path) -> None:
         warm_cli.run_warm(
             ["call", "stuck", "--dir", "tools"], cwd=place, env=cli_env(), merge=False, timeout=3
         )
-    # the warm interpreter serves one command at a time, after it has reaped the last: it is free again
     again = warm_cli.run_warm(COMMANDS["call"], cwd=place, env=cli_env(), merge=False, timeout=60)
     assert again is not None and again.stdout == "hello-world\n"
 
@@ -112,3 +115,64 @@ def stuck() -> str:
     while True:
         time.sleep(1)
 '''
+
+
+def test_a_server_through_the_shim_gets_its_signals_and_exits_as_a_fresh_one_does(place: Path) -> None:
+    args = ["serve", "tools", "--transport", "http", "--port", "0", "--no-history"]
+    statuses = []
+    for argv in (warm_cli.command(args, cli_env()), [sys.executable, "-m", "loader", *args]):
+        server = subprocess.Popen(
+            argv, cwd=place, env=cli_env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        assert server.stderr is not None
+        lines = [line for line in _lines_until(server.stderr, "listening at http://")]
+        assert any("listening at http://" in line for line in lines), lines
+        server.send_signal(signal.SIGTERM)
+        statuses.append(server.wait(60))
+        server.stderr.close()
+    assert warm_cli.command(args, cli_env())[1:3] == ["-I", "-S"], "the first server was not warm"
+    assert statuses[0] == statuses[1] == 0
+
+
+def test_a_killed_shim_takes_its_fork_with_it(place: Path) -> None:
+    args = ["serve", "tools", "--transport", "http", "--port", "0", "--no-history"]
+    before = _forks()
+    shim = subprocess.Popen(
+        warm_cli.command(args, cli_env()),
+        cwd=place,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert shim.stderr is not None
+    assert any("listening at http://" in line for line in _lines_until(shim.stderr, "listening at http://"))
+    forks = _forks() - before
+    assert len(forks) == 1, forks
+    shim.kill()
+    shim.wait(60)
+    eventually(lambda: not forks & _forks(), message="the fork ended with its shim")
+
+
+def _lines_until(stream: IO[str], marker: str) -> list[str]:
+    lines = []
+    for line in stream:
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
+
+
+def _forks() -> set[int]:
+    """The live processes the warm interpreters forked."""
+    zygotes = warm_cli.zygote_pids()
+    found = set()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[1]) in zygotes:
+            found.add(int(entry))
+    return found

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from serving import server_env
+from serving import stdio_params
 from support import text_of
 
 from loader.isolation.sandbox import probe
@@ -38,10 +37,11 @@ def shout(text: str) -> str:
 
 
 def _params(live: Path, tmp_path: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(live), "--agent-authoring", *extra],
-        env=server_env(),
+    return stdio_params(
+        "serve",
+        str(live),
+        "--agent-authoring",
+        *extra,
         cwd=str(tmp_path),
     )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
+from serving import stdio_params
 from support import MakeLoader, eventually, write
 
 from loader import ComponentKind, FileState, Skill, skill_entries
@@ -255,11 +255,13 @@ async def test_tool_loader_serve_over_stdio_serves_a_skill_and_its_change(
 ) -> None:
     """The real command, process isolation, the SDK's stdio client speaking the SEP-2640 methods."""
     write(tools_dir / "skills" / "pdf" / "SKILL.md", skill_md("pdf", "Version one."))
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(tools_dir), "--isolation", "process"],
+    params = stdio_params(
+        "serve",
+        str(tools_dir),
+        "--isolation",
+        "process",
+        cwd=tmp_path,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        cwd=str(tmp_path),
     )
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:

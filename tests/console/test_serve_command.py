@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
-from serving import serve_http, server_env
+from serving import serve_http, server_env, stdio_params
 from support import text_of, write
 
 from loader.console.cli import build_parser, main
@@ -153,10 +153,9 @@ def served_dir(tools_dir: Path) -> Path:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_stdio_client_follows_every_edit(served_dir: Path, tmp_path: Path, mode: str) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(served_dir)],
-        env=server_env(),
+    params = stdio_params(
+        "serve",
+        str(served_dir),
         cwd=str(tmp_path),
     )
     counter = ChangeCounter()
@@ -174,10 +173,9 @@ async def test_stdio_client_follows_every_edit(served_dir: Path, tmp_path: Path,
 
 
 async def test_stdio_reports_a_broken_save_and_keeps_serving(served_dir: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(served_dir)],
-        env=server_env(),
+    params = stdio_params(
+        "serve",
+        str(served_dir),
         cwd=str(tmp_path),
     )
     log_path = tmp_path / "stderr.log"

@@ -36,9 +36,9 @@ from typing import Any, Literal, Protocol, cast
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
-from serving import INITIALIZE, post_json, serve_http, server_env
+from serving import INITIALIZE, post_json, serve_http, server_env, stdio_params
 from support import FAST, eventually, run_cli, write
 
 from loader.history.recorder import HistoryRecorder
@@ -180,20 +180,14 @@ class StdioWay(McpWay):
 
     def __init__(self, folder: Path, state: Path, mode: str) -> None:
         self.errlog = (state / "stderr.log").open("w")
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                "-m",
-                "loader",
-                "serve",
-                str(folder),
-                *_mode_args(mode, state),
-                "--state-dir",
-                str(state),
-                *LIMITS,
-            ],
-            env=server_env(),
-            cwd=str(folder.parent),
+        params = stdio_params(
+            "serve",
+            str(folder),
+            *_mode_args(mode, state),
+            "--state-dir",
+            str(state),
+            *LIMITS,
+            cwd=folder.parent,
         )
         super().__init__(folder, state, lambda: stdio_client(params, errlog=self.errlog))
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,11 +27,11 @@ import anyio
 import mcp_types as types
 import pytest
 import rfc8785
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
-from serving import serve_http, server_env
+from serving import serve_http, stdio_params
 from support import write
 
 pytestmark = pytest.mark.anyio
@@ -142,10 +141,12 @@ async def connected(
             async with Client(served.url, mode=mode) as client:
                 yield client
         return
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(tools), "--isolation", isolation, "--no-history"],
-        env=server_env(),
+    params = stdio_params(
+        "serve",
+        str(tools),
+        "--isolation",
+        isolation,
+        "--no-history",
         cwd=str(cwd),
     )
     with (cwd / "stderr.log").open("w") as errlog:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
+from serving import stdio_params
 from support import text_of, write
 
 pytestmark = pytest.mark.anyio
@@ -40,11 +40,13 @@ async def test_a_crashing_call_is_an_error_and_the_server_keeps_serving(
 ) -> None:
     for name, source in TOOLS.items():
         write(tools_dir / name, source)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(tools_dir), "--isolation", "process"],
+    params = stdio_params(
+        "serve",
+        str(tools_dir),
+        "--isolation",
+        "process",
+        cwd=tmp_path,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        cwd=str(tmp_path),
     )
     log_path = tmp_path / "stderr.log"
     with log_path.open("w") as errlog:

@@ -10,17 +10,16 @@ are rounds of the call).
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 from pydantic import FileUrl
-from serving import serve_http
+from serving import serve_http, stdio_params
 from support import MakeLoader, text_of, write
 
 from loader.mcp import MCPToolServer
@@ -137,11 +136,13 @@ async def test_in_process_server_over_a_loader(folder: Path, make_loader: MakeLo
 @pytest.mark.parametrize(("isolation", "mode"), [("thread", "legacy"), ("process", "2026-07-28")])
 async def test_over_stdio(folder: Path, tmp_path: Path, isolation: str, mode: str) -> None:
     """One era per isolation mode: a stdio client starts a server of its own each time."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(folder), "--isolation", isolation],
+    params = stdio_params(
+        "serve",
+        str(folder),
+        "--isolation",
+        isolation,
+        cwd=tmp_path,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        cwd=str(tmp_path),
     )
     with (tmp_path / "stderr.log").open("w") as errlog:
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
+from serving import stdio_params
 from support import text_of, write
 
 from loader.calls.runner import CallLimits
@@ -164,9 +165,7 @@ async def test_serve_over_stdio_survives_system_exit_and_keyboard_interrupt(
 ) -> None:
     write(tools_dir / "hostile.py", HOSTILE)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "loader", "serve", str(tools_dir)], env=env, cwd=str(tmp_path)
-    )
+    params = stdio_params("serve", str(tools_dir), cwd=tmp_path, env=env)
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             with anyio.fail_after(DEADLINE):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import select
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from serving import server_env
+from serving import stdio_params
 from support import text_of, write
 
 pytestmark = pytest.mark.anyio
@@ -60,10 +59,10 @@ def echo(text: str) -> str:
 
 
 def params(tools: Path, cwd: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "loader", "serve", str(tools), *extra],
-        env=server_env(),
+    return stdio_params(
+        "serve",
+        str(tools),
+        *extra,
         cwd=str(cwd),
     )
 
