@@ -3,7 +3,7 @@
 Run as ``python -I -S warm_shim.py SOCKET ARGS...`` (``warm_cli.command``): it imports nothing of
 ours, hands its standard input, output and error, its working folder and its environment to the
 warm interpreter listening on SOCKET, passes on every signal a test or a client sends it
-(SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) to the fork, and exits as the fork did: with
+(SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2) to the fork, and exits as the fork did: with
 its exit status, or killed by the same signal. If this process is killed outright, its connection
 closes and the warm interpreter kills the fork.
 """
@@ -15,7 +15,15 @@ import socket
 import struct
 import sys
 
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+FORWARDED = (
+    signal.SIGTERM,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGABRT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
 
 
 def main() -> None:

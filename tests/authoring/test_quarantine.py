@@ -6,9 +6,9 @@ import hashlib
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
+import warm_cli
 from support import LineReader, cli_env, eventually, run_cli
 
 from loader import LoaderConfig, ToolLoader
@@ -110,7 +110,7 @@ def test_watch_names_the_quarantine_and_follows_it(tmp_path: Path) -> None:
     live = _folder(tmp_path)
     set_quarantined(live, "whisper", True)
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools"],
+        warm_cli.command(["watch", "tools"], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from support import cli_env, eventually, run_cli, write, write_conflict_and_broken
 
 from loader import __version__
@@ -136,7 +137,7 @@ def test_include_exclude_and_recursive_choose_the_files_every_command_loads(tmp_
     check = run_cli("check", "--no-recursive", "--json", cwd=tmp_path)
     assert json.loads(check.stdout)["summary"]["tools"] == 3
     watch = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "--exclude", "draft_*", "--no-recursive"],
+        warm_cli.command(["watch", "--exclude", "draft_*", "--no-recursive"], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,

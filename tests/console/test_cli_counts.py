@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from serving import serve_http, server_env
+import warm_cli
+from serving import serve_http
 from support import LineReader, cli_env, run_cli, write
 
 
@@ -48,15 +48,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("folder", list(EXPECTED))
 def test_serve_says_what_it_loaded(root: Path, folder: str) -> None:
     tools, files, failed = EXPECTED[folder]
-    done = subprocess.run(
-        [sys.executable, "-m", "loader", "serve", folder],
-        cwd=root,
-        env=server_env(COLUMNS="200"),
-        stdin=subprocess.DEVNULL,  # the client leaves at once
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("serve", folder, cwd=root)  # its standard input is empty: the client leaves at once
     assert done.returncode == 0, done.stderr
     failures = f" ({failed})" if failed else ""
     assert f"loaded {tools} from {files} in {folder}{failures}; fingerprint " in done.stderr
@@ -88,7 +80,7 @@ def test_list_and_check_count_tools_files_and_failures(root: Path, folder: str) 
 def test_watch_counts_what_it_loaded(root: Path, folder: str) -> None:
     tools, files, failed = EXPECTED[folder]
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", folder, "--no-history"],
+        warm_cli.command(["watch", folder, "--no-history"], cli_env()),
         cwd=root,
         env=cli_env(),
         stdout=subprocess.PIPE,

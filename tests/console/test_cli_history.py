@@ -6,11 +6,11 @@ import hashlib
 import json
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import warm_cli
 from serving import INITIALIZE, post_json, serve_http
 from support import LineReader, call_text, cli_env, eventually, run_cli, write
 
@@ -257,7 +257,7 @@ def test_rollback_with_a_single_version_says_so(
 
 def _watch(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], LineReader]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", *extra],
+        warm_cli.command(["watch", "tools", *extra], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,

@@ -6,10 +6,10 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from support import LineReader, cli_env, run_cli, write
 
 SAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "sample_tools"
@@ -83,7 +83,7 @@ def test_watch_warns_of_a_file_named_like_a_module_at_start_and_when_one_is_adde
     tools = tmp_path / "tools"
     write(tools / "random.py", _CLASHING_TOOL.format(name="random"))
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools"],
+        warm_cli.command(["watch", "tools"], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,

@@ -10,10 +10,10 @@ in another process.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from screen import Terminal
 from support import LineReader, cli_env, run_cli, write
 
@@ -83,7 +83,7 @@ def test_list_v_shows_the_traceback_of_an_import_time_exception(tmp_path: Path, 
 def test_watch_plain_lines_show_the_source_line_and_a_caret(tmp_path: Path, isolation: str) -> None:
     write(tmp_path / "tools" / "bad.py", BROKEN)
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", "--isolation", isolation],
+        warm_cli.command(["watch", "tools", "--isolation", isolation], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,

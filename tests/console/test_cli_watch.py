@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]  # pexpect ships no type hints
+import warm_cli
 from support import LineReader, write
 
 DEADLINE = 20.0
@@ -67,7 +68,7 @@ def plain_watch(cwd: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], 
     """``tool-loader watch ARGS`` without a terminal (one plain line per event), 200 columns wide, and a
     reader of its output; killed on the way out if the test left it running."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", *args],
+        warm_cli.command(["watch", *args], cli_env(COLUMNS="200")),
         cwd=cwd,
         env=cli_env(COLUMNS="200"),
         stdout=subprocess.PIPE,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_cli
 from support import FAST, LineReader, cli_env, eventually, run_cli, write
 
 from loader import FileState, LoaderEvent, LoaderEventKind, ToolDefinitionError, ToolLoader, tool
@@ -328,7 +329,7 @@ def test_watch_gate_rejects_and_history_keeps_only_live_versions(tmp_path: Path)
     state = tmp_path / "state"
     path = write(tmp_path / "tools" / "calc.py", _calc(1))
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader", "watch", "tools", "--gate", "--state-dir", str(state)],
+        warm_cli.command(["watch", "tools", "--gate", "--state-dir", str(state)], cli_env()),
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,
