@@ -125,8 +125,7 @@ def test_a_server_through_the_shim_gets_its_signals_and_exits_as_a_fresh_one_doe
             argv, cwd=place, env=cli_env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         assert server.stderr is not None
-        lines = [line for line in _lines_until(server.stderr, "listening at http://")]
-        assert any("listening at http://" in line for line in lines), lines
+        assert _listening(server.stderr)
         server.send_signal(signal.SIGTERM)
         statuses.append(server.wait(60))
         server.stderr.close()
@@ -146,7 +145,7 @@ def test_a_killed_shim_takes_its_fork_with_it(place: Path) -> None:
         text=True,
     )
     assert shim.stderr is not None
-    assert any("listening at http://" in line for line in _lines_until(shim.stderr, "listening at http://"))
+    assert _listening(shim.stderr)
     forks = _forks() - before
     assert len(forks) == 1, forks
     shim.kill()
@@ -154,13 +153,9 @@ def test_a_killed_shim_takes_its_fork_with_it(place: Path) -> None:
     eventually(lambda: not forks & _forks(), message="the fork ended with its shim")
 
 
-def _lines_until(stream: IO[str], marker: str) -> list[str]:
-    lines = []
-    for line in stream:
-        lines.append(line)
-        if marker in line:
-            break
-    return lines
+def _listening(stream: IO[str]) -> bool:
+    """Whether the server said it listens before its standard error ended."""
+    return any("listening at http://" in line for line in stream)
 
 
 def _forks() -> set[int]:

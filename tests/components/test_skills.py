@@ -261,7 +261,6 @@ async def test_tool_loader_serve_over_stdio_serves_a_skill_and_its_change(
         "--isolation",
         "process",
         cwd=tmp_path,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:

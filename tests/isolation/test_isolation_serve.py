@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -46,7 +45,6 @@ async def test_a_crashing_call_is_an_error_and_the_server_keeps_serving(
         "--isolation",
         "process",
         cwd=tmp_path,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
     log_path = tmp_path / "stderr.log"
     with log_path.open("w") as errlog:

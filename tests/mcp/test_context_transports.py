@@ -9,7 +9,6 @@ are rounds of the call).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,7 +141,6 @@ async def test_over_stdio(folder: Path, tmp_path: Path, isolation: str, mode: st
         "--isolation",
         isolation,
         cwd=tmp_path,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
     with (tmp_path / "stderr.log").open("w") as errlog:
 

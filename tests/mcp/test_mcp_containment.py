@@ -6,7 +6,6 @@ the ``tool-loader serve`` command.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -164,8 +163,7 @@ async def test_serve_over_stdio_survives_system_exit_and_keyboard_interrupt(
     tools_dir: Path, tmp_path: Path
 ) -> None:
     write(tools_dir / "hostile.py", HOSTILE)
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    params = stdio_params("serve", str(tools_dir), cwd=tmp_path, env=env)
+    params = stdio_params("serve", str(tools_dir), cwd=tmp_path)
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             with anyio.fail_after(DEADLINE):
