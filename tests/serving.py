@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import resource
 import subprocess
@@ -78,9 +77,7 @@ def get(url: str, headers: dict[str, str] | None = None, timeout: float = DEADLI
 
 def server_env(**extra: str) -> dict[str, str]:
     """The test environment minus ``PYTHONDONTWRITEBYTECODE`` (users' machines write bytecode), plus ``extra``."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(extra)
-    return env
+    return {**warm_cli.base_env(), **extra}
 
 
 def stdio_params(*args: str, cwd: Path | str, env: dict[str, str] | None = None) -> StdioServerParameters:

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["command", "cpu_seconds", "fresh_reason", "run_warm", "zygote_pids"]
+__all__ = ["base_env", "command", "cpu_seconds", "fresh_reason", "run_warm", "zygote_pids"]
 
 FRESH_VARIABLE = "TOOL_LOADER_TEST_FRESH_CLI"
 SHIM = Path(__file__).with_name("warm_shim.py")
@@ -225,8 +225,9 @@ def _zygote_for(args: list[str]) -> _Zygote:
     return _zygotes.get(name if name in _PRELOADS else "", _zygotes[""])
 
 
-def _base_env() -> dict[str, str]:
-    """What a warm interpreter starts with: this process's environment, writing bytecode (``cli_env``)."""
+def base_env() -> dict[str, str]:
+    """This process's environment minus ``PYTHONDONTWRITEBYTECODE`` (users' machines write bytecode):
+    what a warm interpreter starts with, and ``serving.server_env``'s base."""
     return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -235,7 +236,7 @@ def fresh_reason(env: dict[str, str], args: list[str] | None = None) -> str | No
     if os.environ.get(FRESH_VARIABLE) == "1":
         return f"{FRESH_VARIABLE}=1"
     zygote = _zygote_for(args or [])
-    known = zygote.env if zygote.process is not None else _base_env()
+    known = zygote.env if zygote.process is not None else base_env()
     for name in set(env) | set(known):
         if name.startswith(_IMPORT_TIME_PREFIXES) and env.get(name) != known.get(name):
             return f"{name} differs from the warm interpreter's"
@@ -247,7 +248,7 @@ def _ready(args: list[str], env: dict[str, str]) -> _Zygote | None:
     if fresh_reason(env, args) is not None:
         return None
     zygote = _zygote_for(args)
-    return zygote if zygote.start(_base_env()) else None
+    return zygote if zygote.start(base_env()) else None
 
 
 def command(args: list[str], env: dict[str, str]) -> list[str]:
