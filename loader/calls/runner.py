@@ -115,26 +115,19 @@ class CallRunner:
         ``generation`` (the registry's, for traces) names the snapshot the tool came from.
         """
         trace = tracing.start_call(tool, call.tool_use_id, generation)
-        if trace is None:
-            return self._run(tool, call, release)
-        try:
-            result = self._run(tool, call, release)
-        except BaseException as exc:
-            trace.end(exc=exc)
-            raise
-        trace.end(result)
+        with trace or contextlib.nullcontext():
+            timeout = self.limits.timeout
+            try:
+                if tool.is_async and timeout is not None and not tool.enforces_call_timeout:
+                    result: ToolResult = run_sync(functools.partial(self._on_loop, tool, call, timeout))
+                else:
+                    result = _invoke(tool, call)
+            finally:
+                release()
+            result = self._sized(result, tool)
+        if trace is not None:
+            trace.end(result)
         return result
-
-    def _run(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
-        timeout = self.limits.timeout
-        try:
-            if tool.is_async and timeout is not None and not tool.enforces_call_timeout:
-                result: ToolResult = run_sync(functools.partial(self._on_loop, tool, call, timeout))
-            else:
-                result = _invoke(tool, call)
-        finally:
-            release()
-        return self._sized(result, tool)
 
     async def arun(
         self,
@@ -147,29 +140,21 @@ class CallRunner:
     ) -> ToolResult:
         """Run a call from async code; async tools on this loop, sync tools on their lane."""
         trace = tracing.start_call(tool, call.tool_use_id, generation)
-        if trace is None:
-            return await self._arun(tool, call, release, arelease)
-        try:
-            result = await self._arun(tool, call, release, arelease)
-        except BaseException as exc:
-            trace.end(exc=exc)
-            raise
-        trace.end(result)
+        with trace or contextlib.nullcontext():
+            if tool.is_async:
+                try:
+                    result = self._sized(await self._on_loop(tool, call, self.limits.timeout), tool)
+                finally:
+                    await arelease()
+            else:
+                result = await self._on_lane(tool, call, release)
+        if trace is not None:
+            trace.end(result)
         return result
 
-    async def _arun(
-        self,
-        tool: AgentTool,
-        call: ToolCall,
-        release: Callable[[], None],
-        arelease: Callable[[], Awaitable[None]],
-    ) -> ToolResult:
+    async def _on_lane(self, tool: AgentTool, call: ToolCall, release: Callable[[], None]) -> ToolResult:
+        """A synchronous tool's call on its lane, awaited here with the deadline."""
         timeout = self.limits.timeout
-        if tool.is_async:
-            try:
-                return self._sized(await self._on_loop(tool, call, timeout), tool)
-            finally:
-                await arelease()
         lane = self._lanes.lane_for(tool, safe_name(tool))
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[ToolResult | None] = loop.create_future()  # None: the deadline came first
@@ -221,67 +206,49 @@ class CallRunner:
         deadline it ends with the timeout's error result. ``release`` runs once,
         when the tool's code has really finished.
         """
-        trace = tracing.start_call(tool, str(tool_use.get("toolUseId") or ""), generation, attach=False)
-        if trace is None:
-            async for event in self._astream(tool, tool_use, invocation_state, release, None):
-                yield event
-            return
-        last: Any = None
-        try:
-            async for event in self._astream(tool, tool_use, invocation_state, release, trace):
-                last = event
-                yield event
-        except BaseException as exc:
-            trace.end(exc=exc)
-            raise
-        trace.end(last if is_tool_result_like(last) else None)
-
-    async def _astream(
-        self,
-        tool: AgentTool,
-        tool_use: ToolUse,
-        invocation_state: dict[str, Any],
-        release: Callable[[], None],
-        trace: tracing.CallTrace | None,
-    ) -> AsyncIterator[Any]:
         tool_use_id = str(tool_use.get("toolUseId") or "")
-        call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
+        trace = tracing.start_call(tool, tool_use_id, generation, attach=False)
         timeout = self.limits.timeout
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        source, lane, future = self._event_source(tool, tool_use, invocation_state, release, trace)
-        settled = False  # the stream ended on its own (its thread needs no stop)
-        try:
-            while True:
-                try:
-                    async with asyncio.timeout_at(deadline) as scope:
-                        kind, value = await anext(source)
-                except TimeoutError:
-                    if not scope.expired():
-                        raise
-                    assert timeout is not None
-                    settled = True
-                    started = lane is None or future is None or _give_up(lane, future)
-                    if trace is not None:
-                        trace.error_type = tracing.TIMEOUT
-                    yield self._timed_out(tool, call, timeout, started=started)
-                    return
-                if kind in ("end", "error"):
-                    settled = True
-                if kind == "end":
-                    return
-                if kind == "error":
-                    if trace is not None:
-                        trace.raised(value)
-                    yield _failed(safe_name(tool), tool_use_id, value)
-                    return
-                yield self._sized(value, tool) if is_tool_result_like(value) else value
-        finally:
-            if not settled and lane is not None and future is not None:
-                _give_up(lane, future)  # the consumer left early, or its task was cancelled
-            await source.aclose()
-            if future is None:
-                release()
+        last: Any = None
+        with trace or contextlib.nullcontext():
+            source, lane, future = self._event_source(tool, tool_use, invocation_state, release, trace)
+            settled = False  # the stream ended on its own (its thread needs no stop)
+            try:
+                while not settled:
+                    try:
+                        async with asyncio.timeout_at(deadline) as scope:
+                            kind, value = await anext(source)
+                    except TimeoutError:
+                        if not scope.expired():
+                            raise
+                        assert timeout is not None
+                        settled = True
+                        started = lane is None or future is None or _give_up(lane, future)
+                        if trace is not None:
+                            trace.error_type = tracing.TIMEOUT
+                        call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
+                        last = self._timed_out(tool, call, timeout, started=started)
+                        yield last
+                        continue
+                    settled = kind in ("end", "error")
+                    if kind == "error":
+                        if trace is not None:
+                            trace.raised(value)
+                        last = _failed(safe_name(tool), tool_use_id, value)
+                        yield last
+                    elif kind != "end":
+                        last = self._sized(value, tool) if is_tool_result_like(value) else value
+                        yield last
+            finally:
+                if not settled and lane is not None and future is not None:
+                    _give_up(lane, future)  # the consumer left early, or its task was cancelled
+                await source.aclose()
+                if future is None:
+                    release()
+        if trace is not None:
+            trace.end(last if is_tool_result_like(last) else None)
 
     def _event_source(
         self,

@@ -207,7 +207,10 @@ def _identity(
 
 
 class CallTrace:
-    """One call's span and duration; ``end`` once, with the result or the exception that ended it."""
+    """One call's span and duration; ``end`` once, with the result or the exception that ended it.
+
+    As a context manager it ends with the exception that leaves its block.
+    """
 
     __slots__ = ("_api", "_name", "_span", "_started", "_tokens", "error_type")
 
@@ -259,6 +262,14 @@ class CallTrace:
         finally:
             _CALL.reset(call_token)
             self._api.context.detach(token)
+
+    def __enter__(self) -> CallTrace:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        """What escapes the ``with`` block ends the call; a block that ends well calls ``end`` itself."""
+        if exc is not None:
+            self.end(exc=exc)
 
     def raised(self, exc: BaseException) -> None:
         """Note that the tool's code raised ``exc`` (its result says so too)."""
