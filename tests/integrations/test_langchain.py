@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_drivers.langchain_driver import LangChainDriver
 from live_agents import Brain, Step, first_step, versioned_tool, wait_serving
 from support import MakeLoader, eventually, write
 
@@ -14,6 +13,9 @@ from support import MakeLoader, eventually, write
 def test_a_call_whose_pin_was_forgotten_runs_the_current_version(
     tools_dir: Path, make_loader: MakeLoader
 ) -> None:
+    # imported here, not at the top: collecting this module would cost each pytest worker the framework's import
+    from agent_drivers.langchain_driver import LangChainDriver
+
     write(tools_dir / "greet.py", versioned_tool("greet", 1))
     loader = make_loader(tools_dir)
     driver = LangChainDriver(loader, max_pins=1)
@@ -34,6 +36,8 @@ def test_a_call_whose_pin_was_forgotten_runs_the_current_version(
 
 
 def test_an_unknown_tool_call_gets_langchains_own_answer(tools_dir: Path, make_loader: MakeLoader) -> None:
+    from agent_drivers.langchain_driver import LangChainDriver
+
     write(tools_dir / "greet.py", versioned_tool("greet", 1))
     loader = make_loader(tools_dir, watch=False)
     driver = LangChainDriver(loader)
@@ -46,6 +50,8 @@ def test_an_unknown_tool_call_gets_langchains_own_answer(tools_dir: Path, make_l
 
 @pytest.mark.parametrize("isolation", ["thread", "process"])
 def test_a_call_to_a_deleted_tool_lists_the_live_tools(tools_dir: Path, make_loader: MakeLoader) -> None:
+    from agent_drivers.langchain_driver import LangChainDriver
+
     write(tools_dir / "greet.py", versioned_tool("greet", 1))
     write(tools_dir / "boom.py", versioned_tool("boom", 1))
     loader = make_loader(tools_dir)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_drivers.llama_index_driver import LlamaIndexDriver
 from live_agents import Brain, first_step, versioned_tool
-from llama_index.core.tools import FunctionTool
 from support import MakeLoader, write
 
 # LlamaIndex's workflows find their steps with inspect.getmembers on the (pydantic) agent, which
@@ -16,6 +14,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDepre
 
 
 def test_the_agents_own_tools_work_beside_the_live_ones(tools_dir: Path, make_loader: MakeLoader) -> None:
+    # imported here, not at the top: collecting this module would cost each pytest worker the framework's import
+    from agent_drivers.llama_index_driver import LlamaIndexDriver
+    from llama_index.core.tools import FunctionTool
+
     def shout(who: str) -> str:
         """The agent's own tool."""
         return f"own shout for {who}"
@@ -34,6 +36,8 @@ def test_the_agents_own_tools_work_beside_the_live_ones(tools_dir: Path, make_lo
 
 
 def test_skills_on_activation_is_refused_with_the_reason(tools_dir: Path, make_loader: MakeLoader) -> None:
+    from agent_drivers.llama_index_driver import LlamaIndexDriver
+
     loader = make_loader(tools_dir, watch=False)
     with pytest.raises(ValueError, match="without saying which run asks"):
         LlamaIndexDriver(loader, skills="on-activation")

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_drivers.pydantic_ai_driver import PydanticAIDriver
 from live_agents import Brain, fuzz_plan, mixed_calls, offered_version, rewriting, versioned_tool
 from support import MakeLoader, write
 
-from loader.integrations.pydantic_ai import LiveToolset
-
 
 def test_concurrent_runs_keep_their_own_step_snapshots(tools_dir: Path, make_loader: MakeLoader) -> None:
+    # imported here, not at the top: collecting this module would cost each pytest worker the framework's import
+    from agent_drivers.pydantic_ai_driver import PydanticAIDriver
+
+    from loader.integrations.pydantic_ai import LiveToolset
+
     path = write(tools_dir / "ver.py", versioned_tool("ver", 0))
     loader = make_loader(tools_dir)
     toolset = LiveToolset(loader)  # one toolset, two agents running at once
