@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["base_env", "command", "cpu_seconds", "fresh_reason", "run_warm", "zygote_pids"]
+__all__ = ["base_env", "command", "console_script", "cpu_seconds", "fresh_reason", "run_warm", "zygote_pids"]
 
 FRESH_VARIABLE = "TOOL_LOADER_TEST_FRESH_CLI"
 SHIM = Path(__file__).with_name("warm_shim.py")
@@ -257,6 +257,35 @@ def command(args: list[str], env: dict[str, str]) -> list[str]:
     if zygote is None:
         return [sys.executable, "-m", "loader", *args]
     return [sys.executable, "-I", "-S", str(SHIM), zygote.path, *args]
+
+
+def console_script(folder: Path) -> Path | None:
+    """A ``tool-loader`` script written into ``folder``, for shell commands a test runs (the docs pages'
+    blocks): it runs each command in a warm fork, through the shim, with the shell's environment and
+    working folder. A ``serve`` or a shell that sets an ``OTEL_`` variable starts ``python -m loader``
+    (a fork has imported the tracing code already). None when every command must run fresh.
+
+    The fork has imported the installed ``loader``: a ``PYTHONPATH`` the shell sets does not change it.
+    """
+    zygote = _ready([], base_env())
+    if zygote is None:
+        return None
+    fresh = f'exec "{sys.executable}" -m loader "$@"'
+    script = folder / "tool-loader"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"if env | grep -q '^OTEL_'; then {fresh}; fi\n"
+        'for word in "$@"; do\n'
+        '    case "$word" in\n'
+        "        -*) ;;\n"
+        f"        serve) {fresh} ;;\n"
+        "        *) break ;;\n"
+        "    esac\n"
+        "done\n"
+        f'exec "{sys.executable}" -I -S "{SHIM}" "{zygote.path}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
 
 
 def run_warm(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import warm_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -140,11 +141,14 @@ RUN_PAGES = sorted({b.page for b in RUN if b.marker != "skip"}, key=PAGES.index)
 @pytest.mark.parametrize("page", RUN_PAGES, ids=[page.stem for page in RUN_PAGES])
 def test_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
     root = root_for(page, tmp_path)
+    warm = tmp_path / "warm-bin"
+    warm.mkdir()
+    path_first = warm if warm_cli.console_script(warm) is not None else None
     for block in (b for b in RUN if b.page == page and b.marker != "skip"):
-        run_block(block, root)
+        run_block(block, root, path_first)
 
 
-def run_block(block: Block, root: Path) -> None:
+def run_block(block: Block, root: Path, path_first: Path | None = None) -> None:
     """Write the file a block shows, or run the block and compare what it prints with the page."""
     first = block.text.splitlines()[0] if block.text.strip() else ""
     if block.lang == "python" and re.fullmatch(r"# [\w./-]+\.py", first):
@@ -153,10 +157,13 @@ def run_block(block: Block, root: Path) -> None:
         target.write_text(block.text, encoding="utf-8")
         return
     command = ["bash", "-e", "-c", block.text] if block.lang == "bash" else [sys.executable, "-c", block.text]
+    env = {**_env(), "PYTHONPATH": str(root)}
+    if path_first is not None:  # the blocks' `tool-loader` commands run in warm forks (tests/warm_cli.py)
+        env["PATH"] = f"{path_first}{os.pathsep}{env['PATH']}"
     done = subprocess.run(
         command,
         cwd=root,
-        env={**_env(), "PYTHONPATH": str(root)},
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
