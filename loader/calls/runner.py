@@ -225,7 +225,7 @@ class CallRunner:
                             raise
                         assert timeout is not None
                         settled = True
-                        started = lane is None or future is None or _give_up(lane, future)
+                        started = _give_up(lane, future)
                         if trace is not None:
                             trace.error_type = tracing.TIMEOUT
                         call = ToolCall(tool_use.get("input"), tool_use_id, invocation_state)
@@ -242,7 +242,7 @@ class CallRunner:
                         last = self._sized(value, tool) if is_tool_result_like(value) else value
                         yield last
             finally:
-                if not settled and lane is not None and future is not None:
+                if not settled:
                     _give_up(lane, future)  # the consumer left early, or its task was cancelled
                 await source.aclose()
                 if future is None:
@@ -384,11 +384,14 @@ def _settle(answer: asyncio.Future[ToolResult | None], result: ToolResult | None
         answer.set_result(result)
 
 
-def _give_up(lane: CallLane, future: Future[Any]) -> bool:
+def _give_up(lane: CallLane | None, future: Future[Any] | None) -> bool:
     """Drop a call nobody waits for any more: unstarted, it never runs; running, it is asked to stop.
 
-    Returns whether the call had started.
+    Returns whether the call had started. With no lane (an async tool's stream runs on the
+    caller's loop) there is nothing to stop, and it had.
     """
+    if lane is None or future is None:
+        return True
     if future.cancel() or future.cancelled():
         return False
     lane.stop(future)
