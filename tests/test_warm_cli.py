@@ -1,9 +1,10 @@
 """A warm fork (``warm_cli``) shows what a fresh ``python -m loader`` and the installed ``tool-loader`` show.
 
 Most command-line tests run their command in a fork of a warm interpreter to save its start; these
-run the same commands both ways, and as the console script users type, and compare everything a
-test reads: the exit status, standard output and standard error. A server started through the
-shim (``warm_cli.command``) gets the signals sent to the shim and dies with it.
+run the same commands both ways, as the console script users type and as the docs pages' warm
+``tool-loader`` script (``warm_cli.console_script``), and compare everything a test reads: the
+exit status, standard output and standard error. A server started through the shim
+(``warm_cli.command``) gets the signals sent to the shim and dies with it.
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ def test_a_warm_fork_shows_what_a_fresh_interpreter_and_the_console_script_show(
     for fresh in (module, script):
         assert _seen(warm) == _seen(fresh)
     assert warm.stdout or warm.stderr
+    # the docs pages' way in: a `tool-loader` on the shell's PATH that forks the warm interpreter
+    (place / "bin").mkdir()
+    warm_script = warm_cli.console_script(place / "bin")
+    assert warm_script is not None
+    assert _seen(_fresh([str(warm_script)], args, place)) == _seen(warm)
 
 
 def test_run_cli_takes_a_variable_read_at_start_to_a_fresh_interpreter(place: Path) -> None:
