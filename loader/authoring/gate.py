@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..fingerprint import canonical_json, tool_digest
+from ..importing.bytecode_cache import default_cache_dir
 from ..isolation.sandbox.options import SandboxOptions
 from ..isolation.sandbox.probe import SandboxUnavailable, check_layers
 from ..reload.config import LoaderConfig
@@ -155,6 +156,14 @@ def _spec_step(tools: list[AgentTool], live_dir: Path, options: GateOptions) -> 
     return {"ok": True, "breaking": breaking, "tools": entries}
 
 
+def _hypothesis_home(scratch: Path) -> Path:
+    """Where Hypothesis keeps its caches: the loader's cache folder (``default_cache_dir``), so only a
+    machine's first proposal computes the Unicode tables behind a string strategy (about 2 s of CPU);
+    the gate's scratch when that cache is off. Never a ``.hypothesis`` folder in the working directory."""
+    cache = default_cache_dir()
+    return (scratch if cache is None else cache) / "hypothesis"
+
+
 def run_gate(
     files: Mapping[str, bytes], live_dir: Path, options: GateOptions | None = None
 ) -> dict[str, Any]:
@@ -186,7 +195,7 @@ def run_gate(
             report["load"] = _load_step(loader)
             tools = loader.registry.list()
             report["examples"] = _examples_step(tools, options.deadline)
-            report["properties"] = _properties_step(loader, tools, options, Path(scratch) / "hypothesis")
+            report["properties"] = _properties_step(loader, tools, options, _hypothesis_home(Path(scratch)))
             report["spec_diff"] = _spec_step(tools, live_dir, options)
         finally:
             loader.close()

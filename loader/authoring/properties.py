@@ -108,7 +108,8 @@ def run_properties(
 ) -> PropertyRun:
     """Call the tool with up to ``cases`` inputs generated from its input schema under ``seed``.
 
-    Hypothesis keeps its caches in ``scratch`` instead of a ``.hypothesis`` folder in the working directory.
+    Hypothesis keeps its caches in ``scratch`` (the gate's choice) instead of a ``.hypothesis`` folder in
+    the working directory; the examples database is off.
     """
     with _storage_in(scratch):
         return _run(spec, call, cases=cases, seed=seed, deadline=deadline)

@@ -28,7 +28,7 @@ def count_chars(text: str) -> int:
 '''
 
 
-def test_propose_then_promote_from_the_command_line(tmp_path: Path) -> None:
+def test_propose_then_promote_from_the_command_line(tmp_path: Path, private_bytecode_cache: Path) -> None:
     live = tmp_path / "live"
     live.mkdir()
     (tmp_path / "count.py").write_text(GOOD)
@@ -59,7 +59,10 @@ def test_propose_then_promote_from_the_command_line(tmp_path: Path) -> None:
     promoted = run_cli("promote", records["passed"]["id"], "--dir", "live", cwd=tmp_path)
     assert promoted.returncode == 0, promoted.stderr
     assert (live / "count.py").read_text() == GOOD
-    assert not (tmp_path / ".hypothesis").exists()  # hypothesis kept its caches in the gate's scratch
+    # Hypothesis kept its caches in the loader's cache folder (the second proposal found the Unicode
+    # tables the first computed), not in a .hypothesis folder of the working directory.
+    assert not (tmp_path / ".hypothesis").exists()
+    assert list((private_bytecode_cache / "hypothesis" / "unicode_data").glob("*/codec-*-utf-8.json.gz"))
     unknown = run_cli("promote", "no-such-id", "--dir", "live", cwd=tmp_path)
     assert unknown.returncode == 2 and "no proposal 'no-such-id'" in unknown.stderr
 
