@@ -40,6 +40,9 @@ class BatchPlan:
     """Files on disk that could not be read, and the error."""
     waiting: dict[Path, float] = field(default_factory=dict)
     """Known files found missing within their disappear grace, and the seconds left: tools kept."""
+    emptied: dict[Path, float] = field(default_factory=dict)
+    """Helpers other files import, found empty within their empty grace, and the seconds left: neither
+    they nor their dependents run (an editor truncates, then writes)."""
     moves: list[tuple[Path, Path]] = field(default_factory=list)
     """``(old, new)`` pairs: a known file that vanished and a new one that appeared with it."""
     stale_modules: list[str] = field(default_factory=list)
@@ -56,24 +59,29 @@ def plan_batch(
     roots: Iterable[Path],
     look_for_moves: bool,
     disappear_grace: float | None = None,
+    empty_grace: float | None = None,
     now: float = 0.0,
 ) -> BatchPlan:
     """Plan the batch for ``paths`` (``modules`` maps loaded module names to their files).
 
     With ``disappear_grace`` (while watching), a known file found missing keeps
     its tools until it has been missing that long (``plan.waiting``); without
-    it (a one-off scan) it is removed at once.
+    it (a one-off scan) it is removed at once. With ``empty_grace``, a helper
+    other files import that is found empty is held as long (``plan.emptied``);
+    a tool file's own empty grace is its record's (``FileRecord.start_grace``).
     """
     plan = BatchPlan()
     changed_modules: list[str] = []
     gone = functools.partial(_gone, plan, changed_modules, grace=disappear_grace, now=now)
     for path in sorted_paths(paths):
         _look_at(plan, path, records.get(path), backend, sources, changed_modules, gone)
+    emptied_for_good = _hold_emptied_helpers(plan, records, backend, empty_grace, now)
     _pair_moves(plan, records, sources, backend, roots, changed_modules, look_for_moves)
     for path, read in plan.present.items():
         if _content_changed(records.get(path), read.digest):
             changed_modules.append(backend.module_name_for(path))
     _add_dependents(plan, changed_modules, modules, records, backend, gone)
+    plan.stale_modules.extend(emptied_for_good)
     return plan
 
 
@@ -124,12 +132,47 @@ def _gone(
     now: float,
 ) -> None:
     """A known file is not on disk: wait out its disappear grace, or let it go."""
-    wait = record.gone_wait(now, grace) if grace is not None else None
+    wait = record.absent_wait(now, grace) if grace is not None else None
     if wait is not None:
         plan.waiting[path] = wait
         return
     plan.missing.append(path)
     changed_modules.append(record.module_name)
+
+
+def _hold_emptied_helpers(
+    plan: BatchPlan, records: Mapping[Path, FileRecord], backend: LoadBackend, grace: float | None, now: float
+) -> list[str]:
+    """Move helpers found empty within their grace from ``plan.present`` to ``plan.emptied``; returns the
+    modules of those empty for good (past the grace, or no grace: a one-off scan).
+
+    A save that truncates and then writes can be read in between. For a tool
+    file that empty moment is its record's grace; a helper serves nothing of its
+    own, so without this hold every file that imports it would run against the
+    empty module (and fail, or answer wrongly) and then run again once the bytes
+    are there. A helper empty for good is dropped: empty content is not imported
+    (``FileSteps``), so its dependents' next imports run the empty file, not its
+    last version.
+    """
+    emptied_for_good: list[str] = []
+    for path, read in list(plan.present.items()):
+        record = records.get(path)
+        if (
+            read.data.strip()
+            or record is None
+            or record.is_removed
+            or record.serves_anything
+            or read.digest == record.content_hash
+            or not backend.dependents([record.module_name])
+        ):
+            continue
+        wait = record.absent_wait(now, grace) if grace is not None else None
+        if wait is None:
+            emptied_for_good.append(record.module_name)
+        else:
+            del plan.present[path]
+            plan.emptied[path] = wait
+    return emptied_for_good
 
 
 def _content_changed(record: FileRecord | None, digest: str) -> bool:
@@ -161,7 +204,7 @@ def _add_dependents(
             plan.stale_modules.append(module_name)
             continue
         plan.forced.add(dependent)
-        if dependent not in plan.present and dependent not in plan.missing and dependent not in plan.waiting:
+        if not any(dependent in held for held in (plan.present, plan.missing, plan.waiting, plan.emptied)):
             if not _read_into(plan, dependent):
                 gone(dependent, records[dependent])
 

@@ -13,7 +13,7 @@ write) live in one place and can be tested transition by transition::
           some: grace      ▼   │ tools again
                         LOADED + EmptyGrace ── grace over ──► LOADED with no tools
       any phase ── missing for the disappear grace ──► REMOVED ── appears again ──► (new)
-                   (back within it: nothing happened; ``gone_wait``)
+                   (back within it: nothing happened; ``absent_wait``)
 
 ``CONFLICT`` is not a phase: it is derived from name ownership when a status
 is published (``loader.reload.events``).
@@ -149,8 +149,9 @@ class FileRecord:
     load_seconds: float | None = None
     error: LoadErrorInfo | None = None
     grace: EmptyGrace | None = None
-    gone_since: float | None = None
-    """When a batch first found the file missing while watching (``time.monotonic()``)."""
+    absent_since: float | None = None
+    """When a batch first found the file missing, or (a helper others import) empty, while watching
+    (``time.monotonic()``); None while it holds content."""
     spec_changes: tuple[tuple[str, SpecChange], ...] = ()
     rewrites: int = 0
     """Imports in a row during which the file was written (by its own code, most likely)."""
@@ -225,16 +226,16 @@ class FileRecord:
             return _PLAN_SKIP
         return _PLAN_LOAD
 
-    def gone_wait(self, now: float, grace_seconds: float) -> float | None:
-        """Seconds the tools of this missing file still serve; None once the grace is over.
+    def absent_wait(self, now: float, grace_seconds: float) -> float | None:
+        """Seconds this missing (or emptied) file's last version still serves; None once the grace is over.
 
-        Editors save by renaming the file to a backup (or deleting it) and then
-        writing it anew, and a batch can fall in between: the file counts as
-        removed only once it has been missing for the whole grace.
+        Editors save by renaming the file to a backup (or deleting it, or truncating
+        it) and then writing it anew, and a batch can fall in between: the file counts
+        as removed (or empty) only once it has been so for the whole grace.
         """
-        if self.gone_since is None:
+        if self.absent_since is None:
             return grace_seconds if grace_seconds > 0 else None
-        left = grace_seconds - (now - self.gone_since)
+        left = grace_seconds - (now - self.absent_since)
         return left if left > 0 else None
 
     def attempted(self, content_hash: str, seconds: float | None) -> None:
@@ -322,4 +323,4 @@ class FileRecord:
         self.components = {}
         self.error = None
         self.grace = None
-        self.gone_since = None
+        self.absent_since = None

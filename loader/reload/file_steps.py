@@ -64,16 +64,17 @@ class FileSteps:
         self._look_again = look_again
         self._config = config
 
-    def hold_the_missing(self, plan: BatchPlan) -> None:
-        """Files missing within their grace keep their tools and are looked at again; files back are back."""
+    def hold_the_absent(self, plan: BatchPlan) -> None:
+        """Files missing (or helpers emptied) within their grace keep serving and are looked at again;
+        files back are back."""
         now = time.monotonic()
-        for path, wait in plan.waiting.items():
-            missing = self._records[path]
-            missing.gone_since = missing.gone_since or now
+        for path, wait in (*plan.waiting.items(), *plan.emptied.items()):
+            absent = self._records[path]
+            absent.absent_since = absent.absent_since or now
             self._look_again(path, wait)
         for path in plan.present:
             if (back := self._records.get(path)) is not None:
-                back.gone_since = None
+                back.absent_since = None
 
     def settle_problems(self, plan: BatchPlan, outcomes: dict[Path, FileOutcome]) -> None:
         """Links out of the folder and unreadable files fail without running anything."""

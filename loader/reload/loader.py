@@ -412,11 +412,12 @@ class ToolLoader:
                 roots=self.paths,
                 look_for_moves=self._watching,
                 disappear_grace=self.config.timings.disappear_grace if self._watching else None,
+                empty_grace=self.config.empty_grace if self._watching else None,
                 now=time.monotonic(),
             )
             outcomes: dict[Path, FileOutcome] = {}
             steps = self._steps
-            steps.hold_the_missing(plan)
+            steps.hold_the_absent(plan)
             self._backend.forget(plan.stale_modules)
             steps.settle_problems(plan, outcomes)
             for old, new in plan.moves:

@@ -145,7 +145,7 @@ class Reconciler:
         A path listed a moment ago may be gone by its stat (a save in progress:
         vim renames the file to a backup, then writes it anew). It is scheduled
         like any other; the batch that finds it gone keeps its tools for the
-        disappear grace (``FileRecord.gone_wait``).
+        disappear grace (``FileRecord.absent_wait``).
         """
         changed = [path for path in listed if _differs(self._records.get(path), stat_signature(path))]
         if changed:

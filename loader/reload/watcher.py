@@ -13,7 +13,7 @@ due depends on the last event seen for it:
 * a delete or a move away: ``settle``. Editors save by deleting (or renaming
   to a backup) and then writing the file anew, so the batch that finds a
   known file gone keeps its tools for ``disappear_grace`` and looks again
-  (``FileRecord.gone_wait``); if the file is back by then, that was an edit,
+  (``FileRecord.absent_wait``); if the file is back by then, that was an edit,
   not a removal. The grace is kept there, not in an event's delay, because a
   path can fall due for an older event in the middle of such a save;
 * a link created: ``settle``, since making a link is one atomic step.

@@ -480,19 +480,62 @@ def test_13_file_moved_in_from_outside_loads(
     eventually(lambda: _text_is(ld, "inner", "dir"))
 
 
-def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader: MakeLoader) -> None:
-    write(tools_dir / "base.py", "WORD = 'one'\n")
+def _helper_chain(tools_dir: Path) -> Path:
+    """``base`` imported by ``middle`` imported by tool ``user_a``; tool ``user_b`` imports ``base`` itself."""
+    base = write(tools_dir / "base.py", "WORD = 'one'\n")
     write(tools_dir / "middle.py", "import base\n\ndef word():\n    return base.WORD\n")
     write(tools_dir / "user_a.py", "import middle\n" + function_tool_source("user_a", "return middle.word()"))
     write(tools_dir / "user_b.py", "from base import WORD\n" + function_tool_source("user_b", "return WORD"))
-    ld = make_loader(tools_dir)
+    return base
+
+
+def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader: MakeLoader) -> None:
+    base = _helper_chain(tools_dir)
+    # write_text truncates, then writes: a batch can read the helper empty in between (CI did, at
+    # 3d355ce), and the grace an empty helper gets must outlast a writer starved on a loaded machine.
+    ld = make_loader(tools_dir, config=PATIENT_WITH_EMPTY)
     assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
     assert ld.wait_idle(10)
     before = ld.module_executions
-    (tools_dir / "base.py").write_text("WORD = 'two'\n")
+    base.write_text("WORD = 'two'\n")
     eventually(lambda: _text_is(ld, "user_a", "two") and _text_is(ld, "user_b", "two"))
     assert ld.wait_idle(10)
     assert ld.module_executions - before == 4  # base, middle, user_a, user_b: each once
+
+
+def test_a_helper_read_empty_mid_save_runs_no_dependent_until_its_bytes_are_there(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    base = _helper_chain(tools_dir)
+    ld = make_loader(tools_dir, config=PATIENT_WITH_EMPTY)
+    assert call_text(ld, "user_b") == "one" and ld.wait_idle(10)
+    events: list[LoaderEvent] = []
+    ld.subscribe(events.append)
+    before = ld.module_executions
+    with open(base, "w") as handle:  # truncates now
+        handle.flush()
+        threading.Event().wait(0.15)  # an editor's pause, past the debounce and within the empty grace
+        assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
+        handle.write("WORD = 'two'\n")
+    eventually(lambda: _text_is(ld, "user_a", "two") and _text_is(ld, "user_b", "two"))
+    assert ld.wait_idle(10)
+    assert ld.module_executions - before == 4, events  # each once, none against the empty helper
+    assert {event.kind for event in events} == {LoaderEventKind.UPDATED}, events
+
+
+def test_a_helper_that_stays_empty_reruns_its_dependents_after_the_grace(
+    tools_dir: Path, make_loader: MakeLoader
+) -> None:
+    base = _helper_chain(tools_dir)
+    ld = make_loader(tools_dir)
+    assert call_text(ld, "user_b") == "one"
+    base.write_text("")
+    user_b = tools_dir / "user_b.py"
+    failed = eventually(lambda: (s := ld.file_status(user_b)) and s.state is FileState.FAILED and s)
+    assert failed.error is not None and "WORD" in failed.error.message
+    assert call_text(ld, "user_b") == "one"  # its last good version keeps serving
+    base.write_text("WORD = 'three'\n")
+    eventually(lambda: _text_is(ld, "user_a", "three") and _text_is(ld, "user_b", "three"))
 
 
 def test_broken_helper_keeps_dependents_on_last_good_version(

@@ -120,16 +120,16 @@ def test_content_seen_between_two_empty_reads_ends_the_first_grace() -> None:
     assert r.grace is not None and r.grace.since == 105.0
 
 
-def test_gone_wait_counts_from_the_first_batch_that_found_the_file_missing() -> None:
+def test_absent_wait_counts_from_the_first_batch_that_found_the_file_missing() -> None:
     r = record()
-    assert r.gone_wait(now=100.0, grace_seconds=0.5) == 0.5  # first seen missing: wait the whole grace
-    r.gone_since = 100.0
-    assert r.gone_wait(now=100.2, grace_seconds=0.5) == pytest.approx(0.3)
-    assert r.gone_wait(now=100.5, grace_seconds=0.5) is None
+    assert r.absent_wait(now=100.0, grace_seconds=0.5) == 0.5  # first seen missing: wait the whole grace
+    r.absent_since = 100.0
+    assert r.absent_wait(now=100.2, grace_seconds=0.5) == pytest.approx(0.3)
+    assert r.absent_wait(now=100.5, grace_seconds=0.5) is None
     fresh = record()
-    assert fresh.gone_wait(now=1.0, grace_seconds=0.0) is None  # no grace: removed at once
+    assert fresh.absent_wait(now=1.0, grace_seconds=0.0) is None  # no grace: removed at once
     r.remove()
-    assert r.gone_since is None
+    assert r.absent_since is None
 
 
 def test_a_dependent_reload_of_an_empty_file_gets_the_grace_too() -> None:
