@@ -492,7 +492,7 @@ def _helper_chain(tools_dir: Path) -> Path:
 def test_helper_edit_reloads_every_dependent_transitively(tools_dir: Path, make_loader: MakeLoader) -> None:
     base = _helper_chain(tools_dir)
     # write_text truncates, then writes: a batch can read the helper empty in between (CI did, at
-    # 3d355ce), and the grace an empty helper gets must outlast a writer starved on a loaded machine.
+    # c3829d7), and the grace an empty helper gets must outlast a writer starved on a loaded machine.
     ld = make_loader(tools_dir, config=PATIENT_WITH_EMPTY)
     assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
     assert ld.wait_idle(10)
