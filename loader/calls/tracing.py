@@ -34,7 +34,6 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import tool_digest
@@ -84,6 +83,8 @@ LOOK_AGAIN_SECONDS = 1.0
 
 
 def _version() -> str:
+    from importlib import metadata  # here: asked once per tracer; every process imports this module
+
     try:
         return metadata.version("tool-loader")
     except metadata.PackageNotFoundError:

@@ -22,9 +22,6 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-import frontmatter
-import yaml
-
 from ..errors import ToolDefinitionError
 from ..types import Component, ComponentKind
 from .prompts import Prompt, PromptArgument
@@ -126,6 +123,9 @@ def _resource(relative: PurePosixPath, data: bytes, source_file: str) -> Resourc
 
 
 def _prompt(relative: PurePosixPath, data: bytes, source_file: str) -> Prompt:
+    import frontmatter  # here: few processes read a prompt file (yaml is 15 ms of every start)
+    import yaml
+
     try:
         post = frontmatter.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-import frontmatter
-import yaml
-
 from ..errors import ToolDefinitionError
 from ..types import Component, ComponentKind
 from .resources import Content
@@ -180,6 +177,9 @@ def skill_components(path: PurePosixPath, data: bytes, source_file: str) -> dict
 
 
 def _front_matter(data: bytes) -> tuple[dict[str, Any], str]:
+    import frontmatter  # here: few processes read a SKILL.md (yaml is 15 ms of every start)
+    import yaml
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
