@@ -251,4 +251,4 @@ def test_the_template_imports_everything_of_the_loaders_a_worker_holds_at_its_fi
         loader.close()
     warmed, cold = _modules_after("worker_main.warm_up()"), _modules_after("")
     assert sorted(name for name in held - warmed if name.split(".")[0] in OURS) == []
-    assert {"yaml", "docstring_parser", "loader.plugins.function_tools"} <= warmed - cold
+    assert {"docstring_parser", "loader.plugins.function_tools"} <= warmed - cold
