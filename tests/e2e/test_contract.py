@@ -512,11 +512,10 @@ def test_a_helper_read_empty_mid_save_runs_no_dependent_until_its_bytes_are_ther
     events: list[LoaderEvent] = []
     ld.subscribe(events.append)
     before = ld.module_executions
-    with open(base, "w") as handle:  # truncates now
-        handle.flush()
-        threading.Event().wait(0.15)  # an editor's pause, past the debounce and within the empty grace
-        assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
-        handle.write("WORD = 'two'\n")
+    base.write_text("")  # a writer that empties the file and closes it, then fills it
+    threading.Event().wait(0.15)  # an editor's pause, within the empty grace
+    assert call_text(ld, "user_a") == "one" and call_text(ld, "user_b") == "one"
+    base.write_text("WORD = 'two'\n")
     eventually(lambda: _text_is(ld, "user_a", "two") and _text_is(ld, "user_b", "two"))
     assert ld.wait_idle(10)
     assert ld.module_executions - before == 4, events  # each once, none against the empty helper
