@@ -126,7 +126,7 @@ class CallsInFlight:
         call = _Call(task, task.get_loop().create_future())
         self._calls.add(call)
         try:
-            return await work
+            result = await work
         except asyncio.CancelledError:
             # The drain's cancel is taken back; one from anyone else (as well) goes on up.
             if call.stopped and task.uncancel() == 0:
@@ -135,6 +135,9 @@ class CallsInFlight:
         finally:
             self._calls.discard(call)
             call.ended.set_result(None)
+        if call.stopped:  # the tool caught the drain's cancel and answered: the request's task goes on
+            task.uncancel()
+        return result
 
     async def drain(self, grace: float) -> DrainReport:
         """Wait up to ``grace`` seconds for the calls in flight, then stop the ones still running."""
