@@ -158,11 +158,11 @@ def _hold_emptied_helpers(
     for path, read in list(plan.present.items()):
         record = records.get(path)
         if (
-            read.data.strip()
-            or record is None
+            record is None
             or record.is_removed
             or record.serves_anything
             or read.digest == record.content_hash
+            or not read.blank
             or not backend.dependents([record.module_name])
         ):
             continue

@@ -112,6 +112,12 @@ class SourceRead:
     signature: Signature | None
     digest: str
 
+    @property
+    def blank(self) -> bool:
+        """Whether the file holds nothing but whitespace (a save caught between truncate and write, or an
+        emptied file); found without copying the bytes, as ``strip`` would."""
+        return not self.data or self.data.isspace()
+
 
 def stat_signature(path: Path) -> Signature | None:
     """``(inode, size, mtime_ns)`` of ``path``, or None if it is gone."""

@@ -132,7 +132,7 @@ class FileSteps:
         """Whether ``load`` will import ``path``'s content in this batch (what its record plans)."""
         read = plan.present[path]
         record = self._records.get(path)
-        if not read.data.strip() or self._imports.is_in_flight(path, read.digest):
+        if read.blank or self._imports.is_in_flight(path, read.digest):
             return False
         if record is None or record.is_removed:
             return True
@@ -244,7 +244,7 @@ class FileSteps:
         if plan.step is Step.DROP_TOOLS:
             self._accept(record, {}, read.digest, {})
             return True
-        if not read.data.strip():
+        if read.blank:
             self._loaded(record, read.digest, {}, 0.0, outcome, {})
             return True
         return False

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loader.reload.file_state import BACK_OFF_CAP, BACK_OFF_FIRST, FileRecord, Phase, Plan, Step
+from loader.reload.file_state import BACK_OFF_CAP, BACK_OFF_FIRST, FileRecord, Phase, Plan, SourceRead, Step
 from loader.status import LoadErrorInfo, LoadErrorKind
 from loader.tools.decorator import tool
 from loader.types import AgentTool
@@ -185,3 +185,9 @@ def test_an_empty_file_written_again_restarts_the_grace() -> None:
     waiting = plan(r, "empty", now=100.6)
     assert waiting.step is Step.WAIT and waiting.wait == pytest.approx(GRACE)
     assert plan(r, "empty", now=101.2).step is Step.DROP_TOOLS
+
+
+def test_a_read_is_blank_when_it_holds_only_whitespace_as_strip_would_say() -> None:
+    for data in (b"", b"\n", b" \t\r\n\x0b\x0c", b"x", b"\n# a comment\n", b"\xc2\xa0"):
+        read = SourceRead(data, None, "digest")
+        assert read.blank is (not data.strip()), data
