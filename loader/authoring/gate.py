@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..fingerprint import canonical_json, tool_digest
-from ..importing.bytecode_cache import default_cache_dir
+from ..importing.bytecode_cache import private_cache_dir
 from ..isolation.sandbox.options import SandboxOptions
 from ..isolation.sandbox.probe import SandboxUnavailable, check_layers
 from ..reload.config import LoaderConfig
@@ -104,7 +104,7 @@ def _examples_step(tools: list[AgentTool], timeout: float) -> dict[str, Any]:
 
 
 def _properties_step(
-    loader: ToolLoader, tools: list[AgentTool], options: GateOptions, scratch: Path
+    loader: ToolLoader, tools: list[AgentTool], options: GateOptions, storage: Path
 ) -> dict[str, Any]:
     def caller(name: str) -> Callable[[Mapping[str, Any]], ToolResult]:
         return lambda params: loader.registry.invoke(name, dict(params))
@@ -116,7 +116,7 @@ def _properties_step(
             cases=options.cases,
             seed=options.seed,
             deadline=options.deadline,
-            scratch=scratch,
+            storage=storage,
         )
         for tool in tools
     ]
@@ -157,10 +157,11 @@ def _spec_step(tools: list[AgentTool], live_dir: Path, options: GateOptions) -> 
 
 
 def _hypothesis_home(scratch: Path) -> Path:
-    """Where Hypothesis keeps its caches: the loader's cache folder (``default_cache_dir``), so only a
+    """Where Hypothesis keeps its caches: the loader's cache folder (``private_cache_dir``), so only a
     machine's first proposal computes the Unicode tables behind a string strategy (about 2 s of CPU);
-    the gate's scratch when that cache is off. Never a ``.hypothesis`` folder in the working directory."""
-    cache = default_cache_dir()
+    the gate's scratch when that folder is off, or not this user's own (another user's tables would
+    choose the inputs the gate tries). Never a ``.hypothesis`` folder in the working directory."""
+    cache = private_cache_dir()
     return (scratch if cache is None else cache) / "hypothesis"
 
 

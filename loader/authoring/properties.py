@@ -104,14 +104,14 @@ def run_properties(
     cases: int,
     seed: int,
     deadline: float,
-    scratch: Path,
+    storage: Path,
 ) -> PropertyRun:
     """Call the tool with up to ``cases`` inputs generated from its input schema under ``seed``.
 
-    Hypothesis keeps its caches in ``scratch`` (the gate's choice) instead of a ``.hypothesis`` folder in
+    Hypothesis keeps its caches in ``storage`` (the gate's choice) instead of a ``.hypothesis`` folder in
     the working directory; the examples database is off.
     """
-    with _storage_in(scratch):
+    with _storage_in(storage):
         return _run(spec, call, cases=cases, seed=seed, deadline=deadline)
 
 

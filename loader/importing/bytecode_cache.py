@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType
 
-__all__ = ["CACHE_DIR_ENV", "BytecodeCache", "default_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "BytecodeCache", "default_cache_dir", "private_cache_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,19 +59,26 @@ def default_cache_dir() -> Path | None:
     return (Path(base) if base else Path.home() / ".cache") / "tool-loader"
 
 
+def private_cache_dir() -> Path | None:
+    """``default_cache_dir()``, made (mode 0700) if needed, when it is this user's own and writable by
+    nobody else; None when it is off, cannot be made, or is shared (said in a warning)."""
+    folder = default_cache_dir()
+    return folder if folder is not None and _private(folder) else None
+
+
 def _private(folder: Path) -> bool:
     """Make ``folder`` (mode 0700) if needed; whether it is ours and writable by nobody else."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.stat(folder)
     except OSError as exc:
-        logger.debug("folder=<%s> | bytecode cache folder unusable: %s", folder, exc)
+        logger.debug("folder=<%s> | cache folder unusable: %s", folder, exc)
         return False
     if not stat.S_ISDIR(st.st_mode):
         return False
     problem = _shared(st)
     if problem:
-        logger.warning("folder=<%s> | bytecode cache folder %s; cache not used", folder, problem)
+        logger.warning("folder=<%s> | cache folder %s; not used", folder, problem)
         return False
     return True
 

@@ -67,6 +67,21 @@ def test_propose_then_promote_from_the_command_line(tmp_path: Path, private_byte
     assert unknown.returncode == 2 and "no proposal 'no-such-id'" in unknown.stderr
 
 
+def test_a_cache_folder_others_can_write_gets_no_hypothesis_tables(
+    tmp_path: Path, private_bytecode_cache: Path
+) -> None:
+    """Another user's tables there would choose the inputs the gate tries: the gate's scratch serves."""
+    live = tmp_path / "live"
+    live.mkdir()
+    (tmp_path / "count.py").write_text(GOOD)
+    private_bytecode_cache.mkdir(parents=True)
+    private_bytecode_cache.chmod(0o777)
+    passed = run_cli("propose", "count.py", "--dir", "live", "--cases", "10", cwd=tmp_path)
+    assert passed.returncode == 0 and "gate passed" in passed.stdout, passed.stdout + passed.stderr
+    assert list(private_bytecode_cache.iterdir()) == []
+    assert not (tmp_path / ".hypothesis").exists()
+
+
 def test_propose_without_the_authoring_extra_names_its_requirements(tmp_path: Path) -> None:
     hidden = tmp_path / "hidden" / "hypothesis_jsonschema"
     hidden.mkdir(parents=True)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from support import FAST, call_text, cli_env, eventually, function_tool_source, write
 
-from loader.importing.bytecode_cache import BytecodeCache
+from loader.importing.bytecode_cache import BytecodeCache, private_cache_dir
 from loader.reload.loader import LoaderConfig, ToolLoader
 
 
@@ -142,6 +142,19 @@ def test_a_cache_folder_others_can_write_is_not_used(
             assert [call_text(loader, n) for n in "abc"] == ["a1", "b1", "c1"]
     assert "writable by others" in caplog.text
     assert list(private_bytecode_cache.iterdir()) == []
+
+
+def test_the_cache_folder_is_handed_out_only_when_it_is_this_users_own(
+    private_bytecode_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert private_cache_dir() == private_bytecode_cache  # made on first use, mode 0700
+    assert private_bytecode_cache.stat().st_mode & 0o777 == 0o700
+    private_bytecode_cache.chmod(0o777)
+    with caplog.at_level(logging.WARNING, logger="loader.importing.bytecode_cache"):
+        assert private_cache_dir() is None
+    assert "writable by others" in caplog.text
+    monkeypatch.setenv("TOOL_LOADER_CACHE_DIR", "off")
+    assert private_cache_dir() is None
 
 
 def test_the_cache_can_be_turned_off(tools_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
